@@ -1,0 +1,68 @@
+package core
+
+import "os"
+
+// EnvVar describes one environment variable the library reads, so that the
+// diagnostic tool can list every knob with its default and meaning.
+type EnvVar struct {
+	Name    string
+	Default string
+	Help    string
+}
+
+// EnvVars is the single list of environment variables godat reads; Getenv
+// refuses any other name, so this list cannot drift from the code.
+var EnvVars = []EnvVar{
+	{
+		Name:    "DAT_OVERRIDE",
+		Default: "",
+		Help:    "path of a dat.conf used instead of the installed one (compatible with the reference libdat)",
+	},
+	{
+		Name:    "DAT_DBG_TYPE",
+		Default: "0",
+		Help:    "reference libdat debug mask; any non-zero value enables godat logging at debug level",
+	},
+	{
+		Name:    "DAPL_DBG_TYPE",
+		Default: "0",
+		Help:    "reference uDAPL provider debug mask; any non-zero value enables godat logging at debug level",
+	},
+	{
+		Name:    "GODAT_LOG",
+		Default: "off",
+		Help:    "log level: 0/off, error, warn, info, debug, or 1 (= debug); overrides the debug masks when set",
+	},
+	{
+		Name:    "GODAT_LOG_FILE",
+		Default: "stderr",
+		Help:    "where log lines go: stderr or a file path (appended to); never stdout",
+	},
+}
+
+// Getenv returns the value of a declared environment variable, or its
+// default when unset. Reading an undeclared name is a programming error and
+// panics, so that every variable the library honours is documented.
+func Getenv(name string) string {
+	v, ok := lookupEnv(name)
+	if !ok {
+		return envVar(name).Default
+	}
+	return v
+}
+
+// lookupEnv is Getenv for callers that must tell "unset" from "set to the
+// default" (GODAT_LOG overrides the debug masks only when set).
+func lookupEnv(name string) (string, bool) {
+	envVar(name)
+	return os.LookupEnv(name)
+}
+
+func envVar(name string) EnvVar {
+	for _, e := range EnvVars {
+		if e.Name == name {
+			return e
+		}
+	}
+	panic("godat: environment variable " + name + " is not declared in core.EnvVars")
+}
