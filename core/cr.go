@@ -1,0 +1,171 @@
+package core
+
+import (
+	"net/netip"
+
+	"godat/rdma"
+)
+
+// CR is a pending connection request.
+type CR struct {
+	Object
+	ia      *IA
+	sp      Obj // the PSP or RSP it arrived on
+	req     rdma.ConnRequest
+	ep      *EP // the reserved EP (RSP), or nil
+	private []byte
+	dead    bool
+}
+
+// newCR records an arriving request and posts DAT_CONNECTION_REQUEST_EVENT.
+func (ia *IA) newCR(sp Obj, evd *EVD, ep *EP, req rdma.ConnRequest) {
+	ia.mu.Lock()
+	if ia.closed.Load() {
+		ia.mu.Unlock()
+		req.Reject()
+		return
+	}
+	cr := &CR{ia: ia, sp: sp, req: req, ep: ep, private: append([]byte(nil), req.PrivateData()...)}
+	cr.kind = TypeCR
+	if err := bindLocked(ia, ia.crs, cr); err != nil {
+		ia.mu.Unlock()
+		req.Reject()
+		return
+	}
+	ia.mu.Unlock()
+	evd.push(&Event{Number: EventConnectionRequest, SP: sp, CR: cr, ConnQual: req.Qual(), notify: true})
+}
+
+// CRParams is what dat_cr_query reports.
+type CRParams struct {
+	RemoteAddr  netip.AddrPort
+	RemoteQual  uint64
+	PrivateData []byte
+	EP          *EP
+}
+
+// IA is the CR's interface adapter.
+func (cr *CR) IA() *IA { return cr.ia }
+
+// Query reports the request (dat_cr_query).
+func (cr *CR) Query() (CRParams, error) {
+	cr.ia.mu.Lock()
+	defer cr.ia.mu.Unlock()
+	if cr.dead {
+		return CRParams{}, ErrHandle(SubHandleCR)
+	}
+	ra := cr.req.RemoteAddr()
+	return CRParams{RemoteAddr: ra, RemoteQual: uint64(ra.Port()), PrivateData: cr.private, EP: cr.ep}, nil
+}
+
+// take consumes the CR: accept, reject and handoff each destroy it.
+func (cr *CR) take() error {
+	cr.ia.mu.Lock()
+	defer cr.ia.mu.Unlock()
+	if cr.dead {
+		return ErrHandle(SubHandleCR)
+	}
+	cr.destroyLocked()
+	return nil
+}
+
+// Accept accepts the request on ep (dat_cr_accept); ep may be nil when the
+// request came through an RSP and carries its EP.
+func (cr *CR) Accept(ep *EP, private []byte) error {
+	if len(private) > cr.ia.attr.MaxPrivateData {
+		return ErrArg(3)
+	}
+	cr.ia.mu.Lock()
+	if cr.dead {
+		cr.ia.mu.Unlock()
+		return ErrHandle(SubHandleCR)
+	}
+	if ep == nil {
+		ep = cr.ep
+	}
+	if ep == nil || ep.ia != cr.ia {
+		cr.ia.mu.Unlock()
+		return ErrHandle(SubHandleEP)
+	}
+	ep.mu.Lock()
+	if ep.dead {
+		ep.mu.Unlock()
+		cr.ia.mu.Unlock()
+		return ErrHandle(SubHandleEP)
+	}
+	want := EPUnconnected
+	if ep == cr.ep {
+		want = EPPassiveConnectionPending
+	}
+	if ep.state != want {
+		s := ep.state
+		ep.mu.Unlock()
+		cr.ia.mu.Unlock()
+		return ErrState(epStateSub(s))
+	}
+	if ep.connEVD == nil {
+		ep.mu.Unlock()
+		cr.ia.mu.Unlock()
+		return ErrState(SubStateEPEVDConnect)
+	}
+	ep.state = EPCompletionPending
+	ep.remote = cr.req.RemoteAddr()
+	ep.mu.Unlock()
+	cr.destroyLocked()
+	cr.ia.mu.Unlock()
+
+	if err := cr.req.Accept(ep.qp, append([]byte(nil), private...)); err != nil {
+		ep.ConnEvent(ep.qp, rdma.ConnEvent{Kind: rdma.ConnAcceptError})
+		return nil
+	}
+	return nil
+}
+
+// Reject refuses the request (dat_cr_reject); the active side gets
+// DAT_CONNECTION_EVENT_PEER_REJECTED.
+func (cr *CR) Reject() error {
+	if err := cr.take(); err != nil {
+		return err
+	}
+	if cr.ep != nil {
+		cr.ep.mu.Lock()
+		if cr.ep.state == EPPassiveConnectionPending {
+			cr.ep.state = EPUnconnected
+		}
+		cr.ep.mu.Unlock()
+	}
+	cr.req.Reject()
+	return nil
+}
+
+// Handoff passes the request to the PSP listening on qual of the same IA
+// (dat_cr_handoff).
+func (cr *CR) Handoff(qual uint64) error {
+	ia := cr.ia
+	ia.mu.Lock()
+	if cr.dead {
+		ia.mu.Unlock()
+		return ErrHandle(SubHandleCR)
+	}
+	var target *PSP
+	for p := range ia.psps {
+		if p.qual == qual && !p.dead {
+			target = p
+			break
+		}
+	}
+	if target == nil || cr.ep != nil {
+		ia.mu.Unlock()
+		return ErrArg(2)
+	}
+	cr.destroyLocked()
+	ia.mu.Unlock()
+	ia.newCR(target, target.evd, nil, cr.req)
+	return nil
+}
+
+func (cr *CR) destroyLocked() {
+	cr.dead = true
+	delete(cr.ia.crs, cr)
+	cr.ia.handles.Release(cr)
+}

@@ -1,0 +1,280 @@
+package core
+
+import (
+	"net/netip"
+	"sync"
+
+	"godat/rdma"
+)
+
+// EP is an endpoint: a reliable connection and its work queues.
+type EP struct {
+	Object
+	ia   *IA
+	pz   *PZ
+	srq  *SRQ
+	qp   rdma.QP
+	attr EPAttr
+
+	recvEVD, reqEVD, connEVD *EVD
+	recvSink, reqSink        epSink
+
+	mu       sync.Mutex
+	state    EPState
+	remote   netip.AddrPort
+	connQual uint64  // the qualifier this EP connected to (active side)
+	private  []byte  // the peer's private data, valid while connected
+	cr       *CR     // the pending request this EP is accepting
+	rsp      *RSP    // the reserved service point holding this EP
+	sge      [32]rdma.SGE
+	wr       rdma.SendWR
+	rwr      rdma.RecvWR
+	dead     bool
+}
+
+// epSink turns transport completions into DTO events on the EP's EVD.
+type epSink struct {
+	ep   *EP
+	evd  *EVD
+	recv bool
+}
+
+func (s *epSink) PushCompletion(c *rdma.Completion) {
+	if s.evd == nil {
+		return
+	}
+	ev := Event{Number: EventDTOCompletion, EP: s.ep, Cookie: c.Cookie, Length: c.Length,
+		Status: DTOStatus(c.Status), notify: true}
+	if s.recv && s.ep.attr.RecvCompletionFlags&CompletionSolicitedWait != 0 &&
+		!c.Solicited && c.Status == rdma.StatusSuccess {
+		ev.notify = false
+	}
+	s.evd.push(&ev)
+}
+
+// EPConfig is what dat_ep_create and dat_ep_create_with_srq take.
+type EPConfig struct {
+	PZ                       *PZ
+	RecvEVD, ReqEVD, ConnEVD *EVD
+	SRQ                      *SRQ
+	Attr                     *EPAttr // nil: defaults
+}
+
+// CreateEP creates an endpoint (dat_ep_create, dat_ep_create_with_srq).
+func (ia *IA) CreateEP(cfg EPConfig) (*EP, error) {
+	attr := ia.DefaultEPAttr()
+	if cfg.Attr != nil {
+		attr = *cfg.Attr
+		if err := ia.checkEPAttr(&attr, 6); err != nil {
+			return nil, err
+		}
+	}
+	ia.mu.Lock()
+	defer ia.mu.Unlock()
+	if err := ia.liveLocked(); err != nil {
+		return nil, err
+	}
+	if err := cfg.PZ.usableLocked(ia); err != nil {
+		return nil, err
+	}
+	for _, c := range []struct {
+		evd  *EVD
+		flag EVDFlags
+		sub  Sub
+	}{{cfg.RecvEVD, EVDDTO, SubHandleEVDRecv}, {cfg.ReqEVD, EVDDTO, SubHandleEVDRequest}, {cfg.ConnEVD, EVDConnection, SubHandleEVDConn}} {
+		if c.evd != nil && (c.evd.ia != ia || c.evd.dead || c.evd.flags&c.flag == 0) {
+			return nil, ErrHandle(c.sub)
+		}
+	}
+	if len(ia.eps) >= ia.attr.MaxEPs {
+		return nil, E(KindInsufficientResources, SubResourceTEP)
+	}
+	ep := &EP{ia: ia, pz: cfg.PZ, srq: cfg.SRQ, attr: attr, recvEVD: cfg.RecvEVD, reqEVD: cfg.ReqEVD, connEVD: cfg.ConnEVD}
+	ep.kind = TypeEP
+	ep.recvSink = epSink{ep: ep, evd: cfg.RecvEVD, recv: true}
+	ep.reqSink = epSink{ep: ep, evd: cfg.ReqEVD}
+	qcfg := rdma.QPConfig{
+		PD: cfg.PZ.id, SendCQ: &ep.reqSink, RecvCQ: &ep.recvSink, Conn: ep,
+		MaxSend: attr.MaxRequestDTOs, MaxRecv: attr.MaxRecvDTOs,
+		MaxSendSGE: max(attr.MaxRequestIOV, attr.MaxRDMAReadIOV, attr.MaxRDMAWriteIOV), MaxRecvSGE: attr.MaxRecvIOV,
+		MaxReadsOut: attr.MaxRDMAReadOut, MaxReadsIn: attr.MaxRDMAReadIn,
+	}
+	if cfg.SRQ != nil {
+		qcfg.SRQ = cfg.SRQ.backend
+	}
+	qp, err := ia.dev.CreateQP(qcfg)
+	if err != nil {
+		return nil, mapTransportError(err)
+	}
+	ep.qp = qp
+	if err := bindLocked(ia, ia.eps, ep); err != nil {
+		qp.Destroy()
+		return nil, err
+	}
+	cfg.PZ.users++
+	if cfg.SRQ != nil {
+		cfg.SRQ.attach(ep)
+	}
+	for _, e := range []*EVD{cfg.RecvEVD, cfg.ReqEVD, cfg.ConnEVD} {
+		if e != nil {
+			e.use(1)
+		}
+	}
+	for _, e := range []*EVD{cfg.RecvEVD, cfg.ReqEVD} {
+		if e != nil {
+			e.addSource(qp)
+		}
+	}
+	return ep, nil
+}
+
+// IA is the EP's interface adapter.
+func (ep *EP) IA() *IA { return ep.ia }
+
+// EPParams is what dat_ep_query reports.
+type EPParams struct {
+	State                    EPState
+	LocalAddr, RemoteAddr    netip.AddrPort
+	RemoteQual               uint64
+	PZ                       *PZ
+	RecvEVD, ReqEVD, ConnEVD *EVD
+	SRQ                      *SRQ
+	Attr                     EPAttr
+}
+
+// Query reports the EP's parameters (dat_ep_query).
+func (ep *EP) Query() (EPParams, error) {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if ep.dead {
+		return EPParams{}, ErrHandle(SubHandleEP)
+	}
+	p := EPParams{State: ep.state, PZ: ep.pz, RecvEVD: ep.recvEVD, ReqEVD: ep.reqEVD, ConnEVD: ep.connEVD,
+		SRQ: ep.srq, Attr: ep.attr, RemoteAddr: ep.remote, RemoteQual: ep.connQual}
+	p.LocalAddr = netip.AddrPortFrom(ep.ia.attr.Address, 0)
+	if ep.state == EPConnected || ep.state == EPDisconnectPending {
+		if l := ep.qp.LocalAddr(); l.IsValid() {
+			p.LocalAddr = l
+		}
+	}
+	return p, nil
+}
+
+// Status reports the state and whether DTOs are in flight (dat_ep_get_status).
+func (ep *EP) Status() (EPState, error) {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if ep.dead {
+		return 0, ErrHandle(SubHandleEP)
+	}
+	return ep.state, nil
+}
+
+// Modify changes attributes of an unconnected EP (dat_ep_modify). Only the
+// fields selected by the caller are in attr; set reports which.
+func (ep *EP) Modify(attr EPAttr) error {
+	if err := ep.ia.checkEPAttr(&attr, 3); err != nil {
+		return err
+	}
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if ep.dead {
+		return ErrHandle(SubHandleEP)
+	}
+	switch ep.state {
+	case EPUnconnected, EPReserved, EPPassiveConnectionPending, EPTentativeConnectionPending:
+	default:
+		return ErrState(epStateSub(ep.state))
+	}
+	// The queue pair was sized at creation; growing the queues or IOVs
+	// beyond that would need a new QP, which the transport cannot swap
+	// under a live EP.
+	if attr.MaxRecvDTOs > ep.attr.MaxRecvDTOs || attr.MaxRequestDTOs > ep.attr.MaxRequestDTOs ||
+		attr.MaxRecvIOV > ep.attr.MaxRecvIOV || attr.MaxRequestIOV > ep.attr.MaxRequestIOV {
+		return ErrModelNotSupported
+	}
+	ep.attr = attr
+	return nil
+}
+
+// Attr is the EP's current attributes.
+func (ep *EP) Attr() EPAttr {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	return ep.attr
+}
+
+func epStateSub(s EPState) Sub {
+	switch s {
+	case EPUnconnected:
+		return SubStateEPUnconnected
+	case EPActiveConnectionPending:
+		return SubStateEPActConnPending
+	case EPPassiveConnectionPending:
+		return SubStateEPPassConnPending
+	case EPTentativeConnectionPending:
+		return SubStateEPTentConnPending
+	case EPConnected:
+		return SubStateEPConnected
+	case EPDisconnected:
+		return SubStateEPDisconnected
+	case EPReserved:
+		return SubStateEPReserved
+	case EPCompletionPending:
+		return SubStateEPComplPending
+	case EPDisconnectPending:
+		return SubStateEPDiscPending
+	}
+	return SubStateEPNotReady
+}
+
+// Free destroys the EP (dat_ep_free). A connected EP is disconnected
+// abruptly first; posted work is flushed.
+func (ep *EP) Free() error {
+	ia := ep.ia
+	ia.mu.Lock()
+	defer ia.mu.Unlock()
+	ep.mu.Lock()
+	if ep.dead {
+		ep.mu.Unlock()
+		return ErrHandle(SubHandleEP)
+	}
+	switch ep.state {
+	case EPReserved, EPPassiveConnectionPending, EPTentativeConnectionPending:
+		s := ep.state
+		ep.mu.Unlock()
+		return ErrState(epStateSub(s))
+	}
+	ep.mu.Unlock()
+	ep.destroyLocked()
+	return nil
+}
+
+func (ep *EP) destroyLocked() {
+	ep.mu.Lock()
+	if ep.dead {
+		ep.mu.Unlock()
+		return
+	}
+	ep.dead = true
+	ep.state = EPDisconnected
+	ep.private = nil
+	ep.mu.Unlock()
+	for _, e := range []*EVD{ep.recvEVD, ep.reqEVD} {
+		if e != nil {
+			e.removeSource(ep.qp)
+		}
+	}
+	ep.qp.Destroy()
+	for _, e := range []*EVD{ep.recvEVD, ep.reqEVD, ep.connEVD} {
+		if e != nil {
+			e.use(-1)
+		}
+	}
+	ep.pz.users--
+	if ep.srq != nil {
+		ep.srq.detach(ep)
+	}
+	delete(ep.ia.eps, ep)
+	ep.ia.handles.Release(ep)
+}

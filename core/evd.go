@@ -1,0 +1,426 @@
+package core
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// EVDFlags select the event streams an EVD accepts. The values are the DAT
+// flag bits, which both DAT ABIs share.
+type EVDFlags uint32
+
+// EVD stream flags.
+const (
+	EVDSoftware   EVDFlags = 0x01
+	EVDCR         EVDFlags = 0x10
+	EVDDTO        EVDFlags = 0x20
+	EVDConnection EVDFlags = 0x40
+	EVDRMRBind    EVDFlags = 0x80
+	EVDAsync      EVDFlags = 0x100
+	EVDDefault    EVDFlags = 0x1f0
+	evdAllFlags            = EVDSoftware | EVDDefault
+)
+
+// progressor is a transport object whose arrivals turn into events on an EVD
+// when core calls Progress (a queue pair).
+type progressor interface{ Progress() int }
+
+// EVD is an event dispatcher: a queue of events with waiters.
+type EVD struct {
+	Object
+	ia    *IA
+	flags EVDFlags
+
+	mu       sync.Mutex
+	ring     []Event // circular; grows past qlen for completions
+	head     int
+	count    int
+	notifies int // queued events with notify set
+	qlen     int
+	enabled  bool
+	waitable bool
+	waiting  bool // a thread is in Wait (exclusive ownership)
+	overflow bool // an overflow was reported and the queue is still over qlen
+	cno      *CNO
+	users    int // EPs, PSPs, RSPs, RMR binds referring to the EVD
+	dead     bool
+	sources  []progressor
+
+	sleepers atomic.Int32
+}
+
+func newEVD(ia *IA, qlen int, flags EVDFlags, cno *CNO) *EVD {
+	n := qlen
+	if n < 16 {
+		n = 16
+	}
+	e := &EVD{ia: ia, flags: flags, ring: make([]Event, n), qlen: qlen, enabled: true, waitable: true, cno: cno}
+	e.kind = TypeEVD
+	return e
+}
+
+// IA is the interface adapter the EVD belongs to.
+func (e *EVD) IA() *IA { return e.ia }
+
+// Flags are the streams the EVD was created for.
+func (e *EVD) Flags() EVDFlags { return e.flags }
+
+// EVDParams is what dat_evd_query reports.
+type EVDParams struct {
+	QLen     int
+	Enabled  bool
+	Waitable bool
+	CNO      *CNO
+	Flags    EVDFlags
+}
+
+// Query reports the EVD's parameters.
+func (e *EVD) Query() (EVDParams, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.dead {
+		return EVDParams{}, ErrHandle(SubNone)
+	}
+	return EVDParams{QLen: e.qlen, Enabled: e.enabled, Waitable: e.waitable, CNO: e.cno, Flags: e.flags}, nil
+}
+
+// push queues ev. Completions are never dropped: the ring grows past qlen
+// and the first excursion over qlen is reported as an overflow on the async
+// EVD. Caller must not hold e.mu.
+func (e *EVD) push(ev *Event) {
+	e.mu.Lock()
+	if e.dead {
+		e.mu.Unlock()
+		return
+	}
+	if e.count == len(e.ring) {
+		e.grow(2 * len(e.ring))
+	}
+	ev.EVD = e
+	e.ring[(e.head+e.count)%len(e.ring)] = *ev
+	e.count++
+	if ev.notify {
+		e.notifies++
+	}
+	overflowed := false
+	if e.count > e.qlen && !e.overflow && e.flags&EVDAsync == 0 {
+		e.overflow = true
+		overflowed = true
+	}
+	cno := e.cno
+	trigger := cno != nil && ev.notify && e.enabled && !e.waiting
+	e.mu.Unlock()
+
+	if trigger {
+		cno.trigger(e)
+	}
+	if e.sleepers.Load() > 0 {
+		e.ia.doorbell.Ring()
+	}
+	if overflowed {
+		e.ia.asyncError(EventAsyncEVDOverflow, e, ReasonEVDOverflow)
+	}
+}
+
+func (e *EVD) grow(n int) {
+	r := make([]Event, n)
+	for i := 0; i < e.count; i++ {
+		r[i] = e.ring[(e.head+i)%len(e.ring)]
+	}
+	e.ring, e.head = r, 0
+}
+
+// popLocked removes the first event into out.
+func (e *EVD) popLocked(out *Event) {
+	slot := &e.ring[e.head]
+	*out = *slot
+	*slot = Event{}
+	e.head = (e.head + 1) % len(e.ring)
+	e.count--
+	if out.notify {
+		e.notifies--
+	}
+	if e.count <= e.qlen {
+		e.overflow = false
+	}
+}
+
+// progress lets every transport object feeding this EVD turn arrivals into
+// events. It runs without e.mu held because backends push into the EVD.
+func (e *EVD) progress() int {
+	e.mu.Lock()
+	src := e.sources
+	e.mu.Unlock()
+	n := 0
+	for _, s := range src {
+		n += s.Progress()
+	}
+	return n
+}
+
+func (e *EVD) addSource(p progressor) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, s := range e.sources {
+		if s == p {
+			return
+		}
+	}
+	// Copy on write: progress iterates a snapshot without the lock.
+	src := make([]progressor, len(e.sources), len(e.sources)+1)
+	copy(src, e.sources)
+	e.sources = append(src, p)
+}
+
+func (e *EVD) removeSource(p progressor) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	src := make([]progressor, 0, len(e.sources))
+	for _, s := range e.sources {
+		if s != p {
+			src = append(src, s)
+		}
+	}
+	e.sources = src
+}
+
+// Dequeue removes the first event (dat_evd_dequeue).
+func (e *EVD) Dequeue(out *Event) error {
+	if err := e.tryDequeue(out); err != ErrQueueEmpty {
+		return err
+	}
+	if e.progress() == 0 {
+		return ErrQueueEmpty
+	}
+	return e.tryDequeue(out)
+}
+
+func (e *EVD) tryDequeue(out *Event) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case e.dead:
+		return ErrHandle(SubNone)
+	case e.waiting:
+		return ErrState(SubStateEVDWaiter)
+	case e.count == 0:
+		return ErrQueueEmpty
+	}
+	e.popLocked(out)
+	return nil
+}
+
+// Wait removes the first event once threshold events are queued, or fails
+// with DAT_TIMEOUT_EXPIRED after timeout (negative: no bound). It returns
+// the number of events left on the queue in both cases (dat_evd_wait).
+func (e *EVD) Wait(timeout time.Duration, threshold int, out *Event) (int, error) {
+	e.mu.Lock()
+	switch {
+	case e.dead:
+		e.mu.Unlock()
+		return 0, ErrHandle(SubNone)
+	case threshold <= 0 || threshold > e.qlen:
+		e.mu.Unlock()
+		return 0, ErrArg(3)
+	case !e.waitable:
+		e.mu.Unlock()
+		return 0, ErrState(SubStateEVDUnwaitable)
+	case e.waiting:
+		e.mu.Unlock()
+		return 0, ErrState(SubStateEVDWaiter)
+	}
+	e.waiting = true
+	e.mu.Unlock()
+
+	n, err := e.waitLoop(timeout, threshold, out)
+
+	e.mu.Lock()
+	e.waiting = false
+	e.mu.Unlock()
+	return n, err
+}
+
+func (e *EVD) ready(threshold int) bool {
+	if threshold == 1 {
+		return e.notifies > 0 || (e.count > 0 && e.notifies == e.count)
+	}
+	return e.count >= threshold
+}
+
+func (e *EVD) waitLoop(timeout time.Duration, threshold int, out *Event) (int, error) {
+	db := e.ia.doorbell
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = time.Now().Add(timeout)
+	}
+	e.sleepers.Add(1)
+	defer e.sleepers.Add(-1)
+	for {
+		seq := db.Seq()
+		e.progress()
+		e.mu.Lock()
+		switch {
+		case e.dead:
+			e.mu.Unlock()
+			return 0, E(KindAbort, SubNone)
+		case !e.waitable:
+			e.mu.Unlock()
+			return 0, ErrState(SubStateEVDUnwaitable)
+		case e.ready(threshold):
+			e.popLocked(out)
+			n := e.count
+			e.mu.Unlock()
+			return n, nil
+		}
+		n := e.count
+		e.mu.Unlock()
+		if e.ia.closed.Load() {
+			return n, E(KindAbort, SubNone)
+		}
+		var left time.Duration = -1
+		if timeout == 0 {
+			return n, ErrTimeout
+		}
+		if timeout > 0 {
+			left = time.Until(deadline)
+			if left <= 0 {
+				return n, ErrTimeout
+			}
+		}
+		db.Wait(seq, left)
+	}
+}
+
+// PostSE posts a software event (dat_evd_post_se).
+func (e *EVD) PostSE(pointer uint64) error {
+	e.mu.Lock()
+	switch {
+	case e.dead:
+		e.mu.Unlock()
+		return ErrHandle(SubNone)
+	case e.flags&EVDSoftware == 0:
+		e.mu.Unlock()
+		return ErrArg(2)
+	case e.count >= e.qlen:
+		e.mu.Unlock()
+		return ErrQueueFull
+	}
+	e.mu.Unlock()
+	e.push(&Event{Number: EventSoftware, Pointer: pointer, notify: true})
+	return nil
+}
+
+// Resize changes the queue length (dat_evd_resize).
+func (e *EVD) Resize(qlen int) error {
+	if qlen <= 0 || qlen > e.ia.attr.MaxEVDQLen {
+		return ErrArg(2)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.dead {
+		return ErrHandle(SubNone)
+	}
+	if e.count > qlen {
+		return ErrState(SubNone)
+	}
+	if qlen > len(e.ring) {
+		e.grow(qlen)
+	}
+	e.qlen = qlen
+	return nil
+}
+
+// Enable and Disable control whether arrivals notify the CNO and waiters.
+func (e *EVD) Enable() error { return e.setEnabled(true) }
+
+// Disable stops arrivals from triggering the CNO (dat_evd_disable).
+func (e *EVD) Disable() error { return e.setEnabled(false) }
+
+func (e *EVD) setEnabled(on bool) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.dead {
+		return ErrHandle(SubNone)
+	}
+	e.enabled = on
+	return nil
+}
+
+// SetWaitable toggles the waitable state; making an EVD unwaitable wakes and
+// fails its waiter with DAT_INVALID_STATE.
+func (e *EVD) SetWaitable(on bool) error {
+	e.mu.Lock()
+	if e.dead {
+		e.mu.Unlock()
+		return ErrHandle(SubNone)
+	}
+	e.waitable = on
+	wake := !on && e.waiting
+	e.mu.Unlock()
+	if wake {
+		e.ia.doorbell.Ring()
+	}
+	return nil
+}
+
+// ModifyCNO attaches the EVD to cno (nil detaches).
+func (e *EVD) ModifyCNO(cno *CNO) error {
+	e.mu.Lock()
+	if e.dead {
+		e.mu.Unlock()
+		return ErrHandle(SubNone)
+	}
+	old := e.cno
+	e.cno = cno
+	e.mu.Unlock()
+	if old != nil {
+		old.detach(e)
+	}
+	if cno != nil {
+		cno.attach(e)
+	}
+	return nil
+}
+
+func (e *EVD) use(delta int) {
+	e.mu.Lock()
+	e.users += delta
+	e.mu.Unlock()
+}
+
+// Free destroys the EVD (dat_evd_free); it refuses while objects use it.
+func (e *EVD) Free() error {
+	ia := e.ia
+	ia.mu.Lock()
+	defer ia.mu.Unlock()
+	e.mu.Lock()
+	if e.dead {
+		e.mu.Unlock()
+		return ErrHandle(SubNone)
+	}
+	if e.users > 0 || e == ia.asyncEVD && !ia.closing {
+		e.mu.Unlock()
+		return ErrState(SubStateEVDInUse)
+	}
+	e.mu.Unlock()
+	e.destroyLocked()
+	return nil
+}
+
+// destroyLocked tears the EVD down; ia.mu is held.
+func (e *EVD) destroyLocked() {
+	e.mu.Lock()
+	e.dead = true
+	cno := e.cno
+	e.cno = nil
+	e.ring = nil
+	e.count, e.notifies = 0, 0
+	e.mu.Unlock()
+	if cno != nil {
+		cno.detach(e)
+	}
+	e.ia.doorbell.Ring()
+	delete(e.ia.evds, e)
+	e.ia.handles.Release(e)
+}

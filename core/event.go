@@ -1,0 +1,88 @@
+package core
+
+// EventNumber identifies the kind of a DAT event.
+type EventNumber uint8
+
+// The DAT event kinds.
+const (
+	EventDTOCompletion EventNumber = iota + 1
+	EventRMRBindCompletion
+	EventConnectionRequest
+	EventConnEstablished
+	EventConnPeerRejected
+	EventConnNonPeerRejected
+	EventConnAcceptCompletionError
+	EventConnDisconnected
+	EventConnBroken
+	EventConnTimedOut
+	EventConnUnreachable
+	EventAsyncEVDOverflow
+	EventAsyncIACatastrophic
+	EventAsyncEPBroken
+	EventAsyncTimedOut
+	EventAsyncProviderInternalError
+	EventSoftware
+)
+
+// DTOStatus is the completion status of a data transfer or bind.
+type DTOStatus uint8
+
+// Completion statuses (DAT_DTO_COMPLETION_STATUS order).
+const (
+	DTOSuccess DTOStatus = iota
+	DTOFlushed
+	DTOLocalLength
+	DTOLocalEP
+	DTOLocalProtection
+	DTOBadResponse
+	DTORemoteAccess
+	DTORemoteResponder
+	DTOTransport
+	DTOReceiverNotReady
+	DTOPartialPacket
+	DTORMROperationFailed
+)
+
+// Async error reasons carried by asynchronous events.
+const (
+	ReasonEPTransferToError       uint32 = 0
+	ReasonEPOtherError            uint32 = 1
+	ReasonSRQSoftHighWatermark    uint32 = 2
+	ReasonEVDOverflow             uint32 = 0
+	ReasonSRQLowWatermark         uint32 = 2
+	ReasonIACatastrophic          uint32 = 0
+	ReasonProviderInternalFailure uint32 = 1
+)
+
+// Event is one DAT event, ABI-neutral. Which fields are meaningful depends
+// on Number, as in the DAT_EVENT union.
+type Event struct {
+	Number EventNumber
+	Status DTOStatus
+	EVD    *EVD
+
+	// DTO and RMR bind completions.
+	EP     *EP
+	RMR    *RMR
+	Cookie uint64
+	Length uint64
+
+	// Connection request arrival.
+	SP       Obj
+	CR       *CR
+	ConnQual uint64
+
+	// Connection events: the active side's private data from the peer.
+	PrivateData []byte
+
+	// Asynchronous errors: the object concerned and the reason.
+	Target Obj
+	Reason uint32
+
+	// Software events: the consumer's opaque pointer.
+	Pointer uint64
+
+	// notify is false for completions that must not wake a waiter
+	// (unsignalled, or not solicited on a solicited-wait stream).
+	notify bool
+}

@@ -1,0 +1,264 @@
+package core
+
+import (
+	"net/netip"
+	"sync"
+	"sync/atomic"
+
+	"godat/rdma"
+)
+
+// IAAttr are the limits an IA reports (dat_ia_query), derived from the
+// transport device so that every value is one the IA actually honours.
+type IAAttr struct {
+	AdapterName, VendorName string
+	Address                 netip.Addr
+	MaxEPs                  int
+	MaxDTOPerEP             int
+	MaxRDMAReadPerEPIn      int
+	MaxRDMAReadPerEPOut     int
+	MaxEVDs                 int
+	MaxEVDQLen              int
+	MaxIOVSegments          int
+	MaxLMRs                 int
+	MaxLMRBlockSize         uint64
+	MaxLMRVirtualAddress    uint64
+	MaxPZs                  int
+	MaxMessageSize          uint64
+	MaxRDMASize             uint64
+	MaxRMRs                 int
+	MaxRMRTargetAddress     uint64
+	MaxSRQs                 int
+	MaxEPPerSRQ             int
+	MaxRecvPerSRQ           int
+	MaxPrivateData          int
+}
+
+// IAConfig is what OpenIA needs.
+type IAConfig struct {
+	Name      string
+	Device    rdma.Device
+	AsyncQLen int  // queue length of the async EVD created when AsyncEVD is nil
+	AsyncEVD  *EVD // consumer-supplied async EVD, or nil
+	Handles   Handles
+}
+
+// IA is an open interface adapter: the root of every other DAT object.
+type IA struct {
+	Object
+	name     string
+	dev      rdma.Device
+	doorbell rdma.Doorbell
+	attr     IAAttr
+	handles  Handles
+
+	mu       sync.Mutex
+	closed   atomic.Bool
+	closing  bool
+	asyncEVD *EVD
+	ownAsync bool
+	nextPD   uint32
+
+	pzs  map[*PZ]struct{}
+	evds map[*EVD]struct{}
+	cnos map[*CNO]struct{}
+	eps  map[*EP]struct{}
+	lmrs map[*LMR]struct{}
+	rmrs map[*RMR]struct{}
+	psps map[*PSP]struct{}
+	rsps map[*RSP]struct{}
+	srqs map[*SRQ]struct{}
+	crs  map[*CR]struct{}
+}
+
+// OpenIA opens an IA over an opened transport device.
+func OpenIA(cfg IAConfig) (*IA, error) {
+	if cfg.AsyncEVD == nil && cfg.AsyncQLen <= 0 {
+		return nil, ErrArg(2)
+	}
+	ia := &IA{
+		name: cfg.Name, dev: cfg.Device, doorbell: cfg.Device.Doorbell(), handles: cfg.Handles,
+		pzs: map[*PZ]struct{}{}, evds: map[*EVD]struct{}{}, cnos: map[*CNO]struct{}{},
+		eps: map[*EP]struct{}{}, lmrs: map[*LMR]struct{}{}, rmrs: map[*RMR]struct{}{},
+		psps: map[*PSP]struct{}{}, rsps: map[*RSP]struct{}{}, srqs: map[*SRQ]struct{}{},
+		crs: map[*CR]struct{}{},
+	}
+	ia.kind = TypeIA
+	ia.attr = attrFromDevice(cfg.Device)
+	if err := ia.handles.Bind(ia); err != nil {
+		return nil, err
+	}
+	if cfg.AsyncEVD != nil {
+		ia.asyncEVD = cfg.AsyncEVD
+	} else {
+		evd, err := ia.CreateEVD(cfg.AsyncQLen, EVDAsync, nil)
+		if err != nil {
+			ia.handles.Release(ia)
+			return nil, err
+		}
+		ia.asyncEVD, ia.ownAsync = evd, true
+	}
+	return ia, nil
+}
+
+func attrFromDevice(d rdma.Device) IAAttr {
+	a := d.Attr()
+	return IAAttr{
+		AdapterName: a.Name, VendorName: a.Vendor, Address: d.Addr(),
+		MaxEPs: a.MaxQP, MaxDTOPerEP: a.MaxQPWR,
+		MaxRDMAReadPerEPIn: a.MaxReadsPerQP, MaxRDMAReadPerEPOut: a.MaxReadsPerQP,
+		MaxEVDs: a.MaxCQE, MaxEVDQLen: a.MaxCQE, MaxIOVSegments: a.MaxSGE,
+		MaxLMRs: a.MaxMR, MaxLMRBlockSize: a.MaxMRSize, MaxLMRVirtualAddress: 1<<47 - 1,
+		MaxPZs: a.MaxPD, MaxMessageSize: a.MaxMsgSize, MaxRDMASize: a.MaxRDMASize,
+		MaxRMRs: a.MaxMR, MaxRMRTargetAddress: 1<<47 - 1,
+		MaxSRQs: a.MaxSRQ, MaxEPPerSRQ: a.MaxQP, MaxRecvPerSRQ: a.MaxSRQWR,
+		MaxPrivateData: a.MaxPrivateData,
+	}
+}
+
+// Name is the IA name the consumer opened.
+func (ia *IA) Name() string { return ia.name }
+
+// Attr reports the IA's limits.
+func (ia *IA) Attr() IAAttr { return ia.attr }
+
+// AsyncEVD is the IA's asynchronous event dispatcher.
+func (ia *IA) AsyncEVD() *EVD {
+	ia.mu.Lock()
+	defer ia.mu.Unlock()
+	return ia.asyncEVD
+}
+
+// Device is the transport device under the IA.
+func (ia *IA) Device() rdma.Device { return ia.dev }
+
+// live fails once the IA is closed; callers hold ia.mu.
+func (ia *IA) liveLocked() error {
+	if ia.closed.Load() {
+		return ErrHandle(SubHandleIA)
+	}
+	return nil
+}
+
+// asyncError posts an asynchronous error event about target.
+func (ia *IA) asyncError(num EventNumber, target Obj, reason uint32) {
+	ia.mu.Lock()
+	evd := ia.asyncEVD
+	ia.mu.Unlock()
+	if evd != nil {
+		evd.push(&Event{Number: num, Target: target, Reason: reason, notify: true})
+	}
+}
+
+// bindLocked gives a new object its handle and records it in set.
+func bindLocked[T interface {
+	comparable
+	Obj
+}](ia *IA, set map[T]struct{}, o T) error {
+	if err := ia.handles.Bind(o); err != nil {
+		return err
+	}
+	set[o] = struct{}{}
+	return nil
+}
+
+// userObjectsLocked counts objects the consumer created (not the async EVD
+// the IA created itself).
+func (ia *IA) userObjectsLocked() int {
+	n := len(ia.pzs) + len(ia.cnos) + len(ia.eps) + len(ia.lmrs) + len(ia.rmrs) +
+		len(ia.psps) + len(ia.rsps) + len(ia.srqs) + len(ia.evds)
+	if ia.ownAsync {
+		n--
+	}
+	return n
+}
+
+// Close closes the IA (dat_ia_close). A graceful close refuses while the
+// consumer still has objects; an abrupt close destroys everything.
+func (ia *IA) Close(graceful bool) error {
+	ia.mu.Lock()
+	if err := ia.liveLocked(); err != nil {
+		ia.mu.Unlock()
+		return err
+	}
+	if graceful && ia.userObjectsLocked() > 0 {
+		ia.mu.Unlock()
+		return ErrState(SubStateIAInUse)
+	}
+	ia.closing = true
+	ia.closed.Store(true)
+	ia.mu.Unlock()
+
+	// Waiters return DAT_ABORT or a null EVD once they see closed.
+	ia.doorbell.Ring()
+	ia.destroyAll()
+	ia.handles.Release(ia)
+	return ia.dev.Close()
+}
+
+// destroyAll frees every object, children before parents.
+func (ia *IA) destroyAll() {
+	ia.mu.Lock()
+	defer ia.mu.Unlock()
+	for cr := range ia.crs {
+		cr.destroyLocked()
+	}
+	for rsp := range ia.rsps {
+		rsp.destroyLocked()
+	}
+	for psp := range ia.psps {
+		psp.destroyLocked()
+	}
+	for ep := range ia.eps {
+		ep.destroyLocked()
+	}
+	for srq := range ia.srqs {
+		srq.destroyLocked()
+	}
+	for rmr := range ia.rmrs {
+		rmr.destroyLocked()
+	}
+	for lmr := range ia.lmrs {
+		lmr.destroyLocked()
+	}
+	for pz := range ia.pzs {
+		pz.destroyLocked()
+	}
+	for evd := range ia.evds {
+		if evd != ia.asyncEVD || ia.ownAsync {
+			evd.destroyLocked()
+		}
+	}
+	for cno := range ia.cnos {
+		cno.destroyLocked()
+	}
+}
+
+// CreateEVD creates an event dispatcher (dat_evd_create).
+func (ia *IA) CreateEVD(qlen int, flags EVDFlags, cno *CNO) (*EVD, error) {
+	if qlen <= 0 || qlen > ia.attr.MaxEVDQLen {
+		return nil, ErrArg(2)
+	}
+	if flags == 0 || flags&^evdAllFlags != 0 {
+		return nil, ErrArg(4)
+	}
+	ia.mu.Lock()
+	defer ia.mu.Unlock()
+	if err := ia.liveLocked(); err != nil {
+		return nil, err
+	}
+	if flags&EVDAsync != 0 && ia.asyncEVD != nil && !ia.asyncEVD.dead {
+		return nil, ErrArg(4)
+	}
+	if cno != nil && (cno.ia != ia || cno.dead) {
+		return nil, ErrHandle(SubHandleCNO)
+	}
+	evd := newEVD(ia, qlen, flags, cno)
+	if err := bindLocked(ia, ia.evds, evd); err != nil {
+		return nil, err
+	}
+	if cno != nil {
+		cno.attach(evd)
+	}
+	return evd, nil
+}

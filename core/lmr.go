@@ -1,0 +1,248 @@
+package core
+
+import "godat/rdma"
+
+// MemType is the kind of memory an LMR registers.
+type MemType uint8
+
+// LMR memory types.
+const (
+	MemVirtual MemType = iota
+	MemLMR
+	MemSharedVirtual
+)
+
+// MemPriv are DAT memory privileges; the values are the DAT flag bits,
+// shared by both DAT ABIs.
+type MemPriv uint32
+
+// Memory privileges.
+const (
+	PrivLocalRead   MemPriv = 0x01
+	PrivRemoteRead  MemPriv = 0x02
+	PrivLocalWrite  MemPriv = 0x10
+	PrivRemoteWrite MemPriv = 0x20
+	PrivAll         MemPriv = 0x33
+)
+
+func (p MemPriv) access() rdma.Access {
+	var a rdma.Access
+	if p&PrivLocalRead != 0 {
+		a |= rdma.AccessLocalRead
+	}
+	if p&PrivLocalWrite != 0 {
+		a |= rdma.AccessLocalWrite
+	}
+	if p&PrivRemoteRead != 0 {
+		a |= rdma.AccessRemoteRead
+	}
+	if p&PrivRemoteWrite != 0 {
+		a |= rdma.AccessRemoteWrite
+	}
+	return a
+}
+
+// LMRRegion describes what an LMR registers: an address range of the
+// consumer (virtual and shared virtual) or an existing LMR.
+type LMRRegion struct {
+	Type    MemType
+	Addr    uint64
+	LMR     *LMR
+	Cookie  [40]byte // shared virtual memory id
+}
+
+// LMR is a registered local memory region.
+type LMR struct {
+	Object
+	ia     *IA
+	pz     *PZ
+	region LMRRegion
+	addr   uint64
+	length uint64
+	priv   MemPriv
+	mr     rdma.MR
+	users  int // LMRs created over this one; guarded by ia.mu
+	dead   bool
+}
+
+// LMRInfo is what dat_lmr_create returns and dat_lmr_query reports.
+type LMRInfo struct {
+	Region         LMRRegion
+	PZ             *PZ
+	Length         uint64
+	Priv           MemPriv
+	LMRContext     uint32
+	RMRContext     uint32 // 0 without remote privileges
+	RegisteredSize uint64
+	RegisteredAddr uint64
+}
+
+// CreateLMR registers memory (dat_lmr_create).
+func (ia *IA) CreateLMR(region LMRRegion, length uint64, pz *PZ, priv MemPriv) (*LMR, LMRInfo, error) {
+	if priv&^PrivAll != 0 {
+		return nil, LMRInfo{}, ErrArg(6)
+	}
+	if length == 0 {
+		return nil, LMRInfo{}, ErrLength
+	}
+	ia.mu.Lock()
+	defer ia.mu.Unlock()
+	if err := ia.liveLocked(); err != nil {
+		return nil, LMRInfo{}, err
+	}
+	if err := pz.usableLocked(ia); err != nil {
+		return nil, LMRInfo{}, err
+	}
+	addr := region.Addr
+	switch region.Type {
+	case MemVirtual, MemSharedVirtual:
+		if addr == 0 {
+			return nil, LMRInfo{}, ErrArg(3)
+		}
+	case MemLMR:
+		parent := region.LMR
+		if parent == nil || parent.dead || parent.ia != ia {
+			return nil, LMRInfo{}, ErrHandle(SubHandleLMR)
+		}
+		if length > parent.length {
+			return nil, LMRInfo{}, ErrLength
+		}
+		addr = parent.addr
+	default:
+		return nil, LMRInfo{}, ErrModelNotSupported
+	}
+	if length > ia.attr.MaxLMRBlockSize || addr+length < addr {
+		return nil, LMRInfo{}, ErrLength
+	}
+	if len(ia.lmrs) >= ia.attr.MaxLMRs {
+		return nil, LMRInfo{}, E(KindInsufficientResources, SubResourceMemoryRegion)
+	}
+	mr, err := ia.dev.RegisterMR(pz.id, addr, length, priv.access())
+	if err != nil {
+		return nil, LMRInfo{}, mapTransportError(err)
+	}
+	l := &LMR{ia: ia, pz: pz, region: region, addr: addr, length: length, priv: priv, mr: mr}
+	l.kind = TypeLMR
+	if err := bindLocked(ia, ia.lmrs, l); err != nil {
+		mr.Deregister()
+		return nil, LMRInfo{}, err
+	}
+	pz.users++
+	if region.Type == MemLMR {
+		region.LMR.users++
+	}
+	return l, l.infoLocked(), nil
+}
+
+func (l *LMR) infoLocked() LMRInfo {
+	i := LMRInfo{Region: l.region, PZ: l.pz, Length: l.length, Priv: l.priv,
+		LMRContext: l.mr.LKey(), RegisteredSize: l.length, RegisteredAddr: l.addr}
+	if l.priv&(PrivRemoteRead|PrivRemoteWrite) != 0 {
+		i.RMRContext = l.mr.RKey()
+	}
+	return i
+}
+
+// IA is the LMR's interface adapter.
+func (l *LMR) IA() *IA { return l.ia }
+
+// Query reports the LMR's parameters (dat_lmr_query).
+func (l *LMR) Query() (LMRInfo, error) {
+	l.ia.mu.Lock()
+	defer l.ia.mu.Unlock()
+	if l.dead {
+		return LMRInfo{}, ErrHandle(SubHandleLMR)
+	}
+	return l.infoLocked(), nil
+}
+
+// Free deregisters the LMR (dat_lmr_free); refused while an LMR created
+// over it exists.
+func (l *LMR) Free() error {
+	ia := l.ia
+	ia.mu.Lock()
+	defer ia.mu.Unlock()
+	if l.dead {
+		return ErrHandle(SubHandleLMR)
+	}
+	if l.users > 0 {
+		return ErrState(SubStateLMRInUse)
+	}
+	l.destroyLocked()
+	return nil
+}
+
+func (l *LMR) destroyLocked() {
+	if l.dead {
+		return
+	}
+	l.dead = true
+	l.mr.Deregister()
+	l.pz.users--
+	if l.region.Type == MemLMR && l.region.LMR != nil {
+		l.region.LMR.users--
+	}
+	delete(l.ia.lmrs, l)
+	l.ia.handles.Release(l)
+}
+
+// lmrByContextLocked finds the live LMR whose lmr_context is ctx.
+func (ia *IA) lmrByContextLocked(ctx uint32) *LMR {
+	for l := range ia.lmrs {
+		if l.mr.LKey() == ctx {
+			return l
+		}
+	}
+	return nil
+}
+
+// Segment is an address range named by an LMR context (a DAT_LMR_TRIPLET).
+type Segment struct {
+	LMRContext uint32
+	Addr       uint64
+	Length     uint64
+}
+
+// SyncRDMA checks the segments of dat_lmr_sync_rdma_read/write. Memory is
+// coherent on every platform this provider runs on, so nothing needs to be
+// flushed; the segments must still name registered memory.
+func (ia *IA) SyncRDMA(segs []Segment) error {
+	ia.mu.Lock()
+	defer ia.mu.Unlock()
+	if err := ia.liveLocked(); err != nil {
+		return err
+	}
+	for _, s := range segs {
+		l := ia.lmrByContextLocked(s.LMRContext)
+		if l == nil || s.Addr < l.addr || s.Addr+s.Length > l.addr+l.length || s.Addr+s.Length < s.Addr {
+			return ErrArg(2)
+		}
+	}
+	return nil
+}
+
+// mapTransportError turns a backend error into a DAT error.
+func mapTransportError(err error) error {
+	switch err {
+	case nil:
+		return nil
+	case rdma.ErrQueueFull:
+		return ErrQueueFull
+	case rdma.ErrQualInUse:
+		return ErrConnQualInUse
+	case rdma.ErrNoResources:
+		return ErrNoMemory
+	case rdma.ErrState:
+		return ErrState(SubNone)
+	case rdma.ErrUnreachable:
+		return ErrAddressUnreachable
+	case rdma.ErrInvalid:
+		return E(KindInvalidParameter, SubNone)
+	case rdma.ErrClosed:
+		return E(KindAbort, SubNone)
+	}
+	if _, ok := err.(Error); ok {
+		return err
+	}
+	return ErrInternal
+}

@@ -1,0 +1,101 @@
+package core
+
+import "godat/rdma"
+
+// PSPFlags select who creates the EP for an arriving request.
+type PSPFlags uint32
+
+// PSP flags.
+const (
+	PSPConsumer PSPFlags = 0
+	PSPProvider PSPFlags = 1
+)
+
+// PSP is a public service point: a listening connection qualifier.
+type PSP struct {
+	Object
+	ia    *IA
+	qual  uint64
+	evd   *EVD
+	flags PSPFlags
+	lis   rdma.Listener
+	dead  bool
+}
+
+// CreatePSP listens on qual (dat_psp_create), or on any free qualifier when
+// any is true (dat_psp_create_any); the chosen qualifier is returned.
+func (ia *IA) CreatePSP(qual uint64, any bool, evd *EVD, flags PSPFlags) (*PSP, uint64, error) {
+	if flags != PSPConsumer && flags != PSPProvider {
+		return nil, 0, ErrArg(4)
+	}
+	if flags == PSPProvider {
+		// Provider-created EPs need provider-chosen PZ and EVDs, which
+		// the DAT 1.2 API gives no way to configure usefully.
+		return nil, 0, ErrModelNotSupported
+	}
+	ia.mu.Lock()
+	defer ia.mu.Unlock()
+	if err := ia.liveLocked(); err != nil {
+		return nil, 0, err
+	}
+	if evd == nil || evd.ia != ia || evd.dead || evd.flags&EVDCR == 0 {
+		return nil, 0, ErrHandle(SubHandleEVDCR)
+	}
+	p := &PSP{ia: ia, evd: evd, flags: flags}
+	p.kind = TypePSP
+	lis, err := ia.dev.Listen(qual, any, p)
+	if err != nil {
+		return nil, 0, mapTransportError(err)
+	}
+	p.lis, p.qual = lis, lis.Qual()
+	if err := bindLocked(ia, ia.psps, p); err != nil {
+		lis.Close()
+		return nil, 0, err
+	}
+	evd.use(1)
+	return p, p.qual, nil
+}
+
+// PSPParams is what dat_psp_query reports.
+type PSPParams struct {
+	Qual  uint64
+	EVD   *EVD
+	Flags PSPFlags
+}
+
+// IA is the PSP's interface adapter.
+func (p *PSP) IA() *IA { return p.ia }
+
+// Query reports the PSP's parameters.
+func (p *PSP) Query() (PSPParams, error) {
+	p.ia.mu.Lock()
+	defer p.ia.mu.Unlock()
+	if p.dead {
+		return PSPParams{}, ErrHandle(SubHandlePSP)
+	}
+	return PSPParams{Qual: p.qual, EVD: p.evd, Flags: p.flags}, nil
+}
+
+// ConnRequest is called by the transport for each arriving request.
+func (p *PSP) ConnRequest(req rdma.ConnRequest) {
+	p.ia.newCR(p, p.evd, nil, req)
+}
+
+// Free stops listening (dat_psp_free). Pending requests stay valid.
+func (p *PSP) Free() error {
+	p.ia.mu.Lock()
+	defer p.ia.mu.Unlock()
+	if p.dead {
+		return ErrHandle(SubHandlePSP)
+	}
+	p.destroyLocked()
+	return nil
+}
+
+func (p *PSP) destroyLocked() {
+	p.dead = true
+	p.lis.Close()
+	p.evd.use(-1)
+	delete(p.ia.psps, p)
+	p.ia.handles.Release(p)
+}

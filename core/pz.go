@@ -1,0 +1,62 @@
+package core
+
+// PZ is a protection zone: LMRs, RMRs, EPs and SRQs of one PZ may be used
+// together. Its id is the transport protection domain.
+type PZ struct {
+	Object
+	ia    *IA
+	id    uint32
+	users int // EPs, LMRs, RMRs, SRQs; guarded by ia.mu
+	dead  bool
+}
+
+// CreatePZ creates a protection zone (dat_pz_create).
+func (ia *IA) CreatePZ() (*PZ, error) {
+	ia.mu.Lock()
+	defer ia.mu.Unlock()
+	if err := ia.liveLocked(); err != nil {
+		return nil, err
+	}
+	if len(ia.pzs) >= ia.attr.MaxPZs {
+		return nil, E(KindInsufficientResources, SubResourceProtectionDomain)
+	}
+	ia.nextPD++
+	pz := &PZ{ia: ia, id: ia.nextPD}
+	pz.kind = TypePZ
+	if err := bindLocked(ia, ia.pzs, pz); err != nil {
+		return nil, err
+	}
+	return pz, nil
+}
+
+// IA is the PZ's interface adapter.
+func (pz *PZ) IA() *IA { return pz.ia }
+
+// Free destroys the PZ (dat_pz_free); refused while anything uses it.
+func (pz *PZ) Free() error {
+	ia := pz.ia
+	ia.mu.Lock()
+	defer ia.mu.Unlock()
+	if pz.dead {
+		return ErrHandle(SubHandlePZ)
+	}
+	if pz.users > 0 {
+		return ErrState(SubStatePZInUse)
+	}
+	pz.destroyLocked()
+	return nil
+}
+
+func (pz *PZ) destroyLocked() {
+	pz.dead = true
+	delete(pz.ia.pzs, pz)
+	pz.ia.handles.Release(pz)
+}
+
+// usableLocked checks that pz belongs to ia and is alive; ia.mu is held.
+func (pz *PZ) usableLocked(ia *IA) error {
+	if pz == nil || pz.dead || pz.ia != ia {
+		return ErrHandle(SubHandlePZ)
+	}
+	return nil
+}

@@ -1,0 +1,162 @@
+package core
+
+import "godat/rdma"
+
+// RMR is a remote memory region: a window onto part of an LMR that a peer
+// may access with the RMR context the bind produced.
+type RMR struct {
+	Object
+	ia   *IA
+	pz   *PZ
+	mr   rdma.MR // nil while unbound
+	seg  Segment
+	priv MemPriv
+	dead bool
+}
+
+// CreateRMR creates an unbound RMR (dat_rmr_create).
+func (pz *PZ) CreateRMR() (*RMR, error) {
+	ia := pz.ia
+	ia.mu.Lock()
+	defer ia.mu.Unlock()
+	if err := ia.liveLocked(); err != nil {
+		return nil, err
+	}
+	if err := pz.usableLocked(ia); err != nil {
+		return nil, err
+	}
+	if len(ia.rmrs) >= ia.attr.MaxRMRs {
+		return nil, E(KindInsufficientResources, SubResourceMemoryRegion)
+	}
+	r := &RMR{ia: ia, pz: pz}
+	r.kind = TypeRMR
+	if err := bindLocked(ia, ia.rmrs, r); err != nil {
+		return nil, err
+	}
+	pz.users++
+	return r, nil
+}
+
+// RMRInfo is what dat_rmr_query reports.
+type RMRInfo struct {
+	PZ         *PZ
+	Segment    Segment
+	Priv       MemPriv
+	RMRContext uint32
+}
+
+// IA is the RMR's interface adapter.
+func (r *RMR) IA() *IA { return r.ia }
+
+// Query reports the RMR's parameters.
+func (r *RMR) Query() (RMRInfo, error) {
+	r.ia.mu.Lock()
+	defer r.ia.mu.Unlock()
+	if r.dead {
+		return RMRInfo{}, ErrHandle(SubHandleRMR)
+	}
+	i := RMRInfo{PZ: r.pz, Segment: r.seg, Priv: r.priv}
+	if r.mr != nil {
+		i.RMRContext = r.mr.RKey()
+	}
+	return i, nil
+}
+
+// Bind binds the RMR to seg of an LMR with remote privileges priv through ep
+// (dat_rmr_bind), completing with an RMR bind event on ep's request EVD. A
+// zero-length segment unbinds. The previous context stops working at once.
+func (r *RMR) Bind(seg Segment, priv MemPriv, ep *EP, cookie uint64, flags CompletionFlags) (uint32, error) {
+	if priv&^(PrivRemoteRead|PrivRemoteWrite|PrivLocalRead|PrivLocalWrite) != 0 {
+		return 0, ErrArg(3)
+	}
+	if flags&^completionAll != 0 {
+		return 0, ErrArg(6)
+	}
+	ia := r.ia
+	ia.mu.Lock()
+	if r.dead {
+		ia.mu.Unlock()
+		return 0, ErrHandle(SubHandleRMR)
+	}
+	if ep == nil || ep.ia != ia {
+		ia.mu.Unlock()
+		return 0, ErrHandle(SubHandleEP)
+	}
+	ep.mu.Lock()
+	st, dead, evd := ep.state, ep.dead, ep.reqEVD
+	ep.mu.Unlock()
+	if dead {
+		ia.mu.Unlock()
+		return 0, ErrHandle(SubHandleEP)
+	}
+	if st != EPConnected && st != EPDisconnected {
+		ia.mu.Unlock()
+		return 0, ErrState(epStateSub(st))
+	}
+	if ep.pz != r.pz {
+		ia.mu.Unlock()
+		return 0, E(KindProtectionViolation, SubNone)
+	}
+	var mr rdma.MR
+	if seg.Length != 0 {
+		l := ia.lmrByContextLocked(seg.LMRContext)
+		if l == nil {
+			ia.mu.Unlock()
+			return 0, ErrArg(2)
+		}
+		if seg.Addr < l.addr || seg.Addr+seg.Length > l.addr+l.length || seg.Addr+seg.Length < seg.Addr {
+			ia.mu.Unlock()
+			return 0, ErrArg(2)
+		}
+		if priv&PrivRemoteRead != 0 && l.priv&PrivLocalRead == 0 ||
+			priv&PrivRemoteWrite != 0 && l.priv&PrivLocalWrite == 0 {
+			ia.mu.Unlock()
+			return 0, E(KindPrivilegesViolation, SubNone)
+		}
+		var err error
+		if mr, err = ia.dev.RegisterMR(r.pz.id, seg.Addr, seg.Length, priv.access()); err != nil {
+			ia.mu.Unlock()
+			return 0, mapTransportError(err)
+		}
+	}
+	if r.mr != nil {
+		r.mr.Deregister()
+	}
+	r.mr, r.seg, r.priv = mr, seg, priv
+	var ctx uint32
+	if mr != nil {
+		ctx = mr.RKey()
+	}
+	ia.mu.Unlock()
+
+	status := DTOSuccess
+	if st == EPDisconnected {
+		status = DTOFlushed
+	}
+	if evd != nil && (flags&CompletionSuppress == 0 || status != DTOSuccess) {
+		evd.push(&Event{Number: EventRMRBindCompletion, RMR: r, Cookie: cookie, Status: status, notify: true})
+	}
+	return ctx, nil
+}
+
+// Free destroys the RMR (dat_rmr_free); its context stops working.
+func (r *RMR) Free() error {
+	r.ia.mu.Lock()
+	defer r.ia.mu.Unlock()
+	if r.dead {
+		return ErrHandle(SubHandleRMR)
+	}
+	r.destroyLocked()
+	return nil
+}
+
+func (r *RMR) destroyLocked() {
+	r.dead = true
+	if r.mr != nil {
+		r.mr.Deregister()
+		r.mr = nil
+	}
+	r.pz.users--
+	delete(r.ia.rmrs, r)
+	r.ia.handles.Release(r)
+}

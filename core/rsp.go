@@ -1,0 +1,128 @@
+package core
+
+import "godat/rdma"
+
+// RSP is a reserved service point: a qualifier bound to one EP, good for
+// one connection request.
+type RSP struct {
+	Object
+	ia   *IA
+	qual uint64
+	ep   *EP
+	evd  *EVD
+	lis  rdma.Listener
+	dead bool
+}
+
+// CreateRSP reserves qual for ep (dat_rsp_create); ep moves to the reserved
+// state until a request arrives.
+func (ia *IA) CreateRSP(qual uint64, ep *EP, evd *EVD) (*RSP, error) {
+	ia.mu.Lock()
+	defer ia.mu.Unlock()
+	if err := ia.liveLocked(); err != nil {
+		return nil, err
+	}
+	if ep == nil || ep.ia != ia {
+		return nil, ErrHandle(SubHandleEP)
+	}
+	if evd == nil || evd.ia != ia || evd.dead || evd.flags&EVDCR == 0 {
+		return nil, ErrHandle(SubHandleEVDCR)
+	}
+	ep.mu.Lock()
+	if ep.dead {
+		ep.mu.Unlock()
+		return nil, ErrHandle(SubHandleEP)
+	}
+	if ep.state != EPUnconnected {
+		s := ep.state
+		ep.mu.Unlock()
+		return nil, ErrState(epStateSub(s))
+	}
+	ep.mu.Unlock()
+	r := &RSP{ia: ia, qual: qual, ep: ep, evd: evd}
+	r.kind = TypeRSP
+	lis, err := ia.dev.Listen(qual, false, r)
+	if err != nil {
+		return nil, mapTransportError(err)
+	}
+	r.lis = lis
+	if err := bindLocked(ia, ia.rsps, r); err != nil {
+		lis.Close()
+		return nil, err
+	}
+	ep.mu.Lock()
+	ep.state, ep.rsp = EPReserved, r
+	ep.mu.Unlock()
+	evd.use(1)
+	return r, nil
+}
+
+// RSPParams is what dat_rsp_query reports.
+type RSPParams struct {
+	Qual uint64
+	EVD  *EVD
+	EP   *EP
+}
+
+// IA is the RSP's interface adapter.
+func (r *RSP) IA() *IA { return r.ia }
+
+// Query reports the RSP's parameters.
+func (r *RSP) Query() (RSPParams, error) {
+	r.ia.mu.Lock()
+	defer r.ia.mu.Unlock()
+	if r.dead {
+		return RSPParams{}, ErrHandle(SubHandleRSP)
+	}
+	return RSPParams{Qual: r.qual, EVD: r.evd, EP: r.ep}, nil
+}
+
+// ConnRequest is called by the transport for an arriving request: the
+// reserved EP becomes passive-pending and the RSP stops listening.
+func (r *RSP) ConnRequest(req rdma.ConnRequest) {
+	r.ia.mu.Lock()
+	if r.dead {
+		r.ia.mu.Unlock()
+		req.Reject()
+		return
+	}
+	ep := r.ep
+	ep.mu.Lock()
+	ok := !ep.dead && ep.state == EPReserved
+	if ok {
+		ep.state = EPPassiveConnectionPending
+	}
+	ep.mu.Unlock()
+	r.ia.mu.Unlock()
+	if !ok {
+		req.Reject()
+		return
+	}
+	r.ia.newCR(r, r.evd, ep, req)
+}
+
+// Free releases the qualifier (dat_rsp_free); a reserved EP returns to the
+// unconnected state.
+func (r *RSP) Free() error {
+	r.ia.mu.Lock()
+	defer r.ia.mu.Unlock()
+	if r.dead {
+		return ErrHandle(SubHandleRSP)
+	}
+	r.destroyLocked()
+	return nil
+}
+
+func (r *RSP) destroyLocked() {
+	r.dead = true
+	r.lis.Close()
+	r.ep.mu.Lock()
+	if r.ep.state == EPReserved {
+		r.ep.state = EPUnconnected
+	}
+	r.ep.rsp = nil
+	r.ep.mu.Unlock()
+	r.evd.use(-1)
+	delete(r.ia.rsps, r)
+	r.ia.handles.Release(r)
+}
