@@ -1,0 +1,77 @@
+# godat: libdat.so.1, the DAT 1.2 (uDAPL) library, built from Go.
+
+PREFIX     ?= /usr/local
+SYSCONFDIR ?= $(PREFIX)/etc
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+DESTDIR    ?=
+
+GO      ?= go
+CC      ?= cc
+VERSION := 1.2.0
+B       := build
+LIB     := $(B)/lib/libdat.so.$(VERSION)
+PCDIR   := $(B)/pkgconfig
+GOSRC   := $(shell find core rdma export -name '*.go' -o -name '*.c' -o -name '*.h' -o -name '*.map') go.mod go.sum
+HEADERS := $(wildcard include/dat/*.h)
+
+# Tests and examples find the library and headers of this tree through
+# pkg-config, as a consumer would, and the repository's dat.conf.
+TESTENV := PKG_CONFIG_PATH=$(CURDIR)/$(PCDIR) DAT_OVERRIDE=$(CURDIR)/dat.conf
+
+.PHONY: all check install example bench clean gotest ctest abi headers symbols
+
+all: $(LIB) $(PCDIR)/dat.pc
+
+$(LIB): $(GOSRC) $(HEADERS)
+	@mkdir -p $(B)/lib
+	$(GO) build -buildmode=c-shared -trimpath -o $@ \
+		-ldflags "-X main.sysconfdir=$(SYSCONFDIR) -extldflags '-Wl,--version-script=$(CURDIR)/export/libdat.map -Wl,-soname,libdat.so.1'" \
+		./export
+	@rm -f $(B)/lib/libdat.h
+	ln -sf libdat.so.$(VERSION) $(B)/lib/libdat.so.1
+	ln -sf libdat.so.1 $(B)/lib/libdat.so
+
+# pkg-config file for using the library from the build tree.
+$(PCDIR)/dat.pc: pkgconfig/dat.pc.in
+	@mkdir -p $(PCDIR)
+	sed -e 's|@PREFIX@|$(CURDIR)|' -e 's|@LIBDIR@|$(CURDIR)/$(B)/lib|' \
+	    -e 's|@INCLUDEDIR@|$(CURDIR)/include|' -e 's|@SYSCONFDIR@|$(CURDIR)|' $< > $@
+
+# The first README command: build and run a real client/server exchange.
+example: all
+	$(MAKE) -C ctest example TESTENV="$(TESTENV)"
+
+check: all gotest abi headers symbols ctest
+
+gotest:
+	$(GO) vet ./core/... ./rdma/... ./ctest/...
+	$(GO) test -race -count=1 ./core/... ./rdma/... ./ctest/...
+
+abi:
+	ctest/abi/run.sh $(CURDIR)
+
+headers:
+	ctest/headers/run.sh $(CURDIR)
+
+symbols: $(LIB)
+	ctest/symbols.sh $(LIB) export/libdat.map
+
+ctest: all
+	$(MAKE) -C ctest check TESTENV="$(TESTENV)"
+
+bench: all
+	$(MAKE) -C ctest bench TESTENV="$(TESTENV)"
+
+install: all
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/dat $(DESTDIR)$(SYSCONFDIR) $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -m 0755 $(LIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf libdat.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libdat.so.1
+	ln -sf libdat.so.1 $(DESTDIR)$(LIBDIR)/libdat.so
+	install -m 0644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/dat/
+	install -m 0644 dat.conf $(DESTDIR)$(SYSCONFDIR)/dat.conf
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|' pkgconfig/dat.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/dat.pc
+
+clean:
+	rm -rf $(B)

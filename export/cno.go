@@ -1,0 +1,103 @@
+package main
+
+/*
+#include "godat.h"
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"godat/core"
+)
+
+func agentOf(a *C.DAT_OS_WAIT_PROXY_AGENT) [2]uint64 {
+	if a == nil {
+		return [2]uint64{}
+	}
+	return *(*[2]uint64)(unsafe.Pointer(a))
+}
+
+//export go_dat_cno_create
+func go_dat_cno_create(h C.DAT_IA_HANDLE, agent *C.DAT_OS_WAIT_PROXY_AGENT, out *C.DAT_CNO_HANDLE) (ret C.DAT_RETURN) {
+	defer recoverTo(&ret, "dat_cno_create")
+	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
+	if err != nil {
+		return datReturn(err)
+	}
+	if out == nil {
+		return datReturn(core.ErrArg(3))
+	}
+	c, err := ia.CreateCNO(agentOf(agent))
+	if err != nil {
+		return datReturn(err)
+	}
+	*out = handleOf(c)
+	return C.DAT_SUCCESS
+}
+
+//export go_dat_cno_modify_agent
+func go_dat_cno_modify_agent(h C.DAT_CNO_HANDLE, agent *C.DAT_OS_WAIT_PROXY_AGENT) (ret C.DAT_RETURN) {
+	defer recoverTo(&ret, "dat_cno_modify_agent")
+	c, err := lookup[*core.CNO](h, core.TypeCNO, core.SubHandleCNO)
+	if err != nil {
+		return datReturn(err)
+	}
+	return datReturn(c.ModifyAgent(agentOf(agent)))
+}
+
+//export go_dat_cno_query
+func go_dat_cno_query(h C.DAT_CNO_HANDLE, mask C.DAT_CNO_PARAM_MASK, out *C.DAT_CNO_PARAM) (ret C.DAT_RETURN) {
+	defer recoverTo(&ret, "dat_cno_query")
+	c, err := lookup[*core.CNO](h, core.TypeCNO, core.SubHandleCNO)
+	if err != nil {
+		return datReturn(err)
+	}
+	if mask&^C.DAT_CNO_FIELD_ALL != 0 {
+		return datReturn(core.ErrArg(2))
+	}
+	if out == nil {
+		return datReturn(core.ErrArg(3))
+	}
+	a, err := c.Agent()
+	if err != nil {
+		return datReturn(err)
+	}
+	var v C.DAT_CNO_PARAM
+	v.ia_handle = handleOf(c.IA())
+	*(*[2]uint64)(unsafe.Pointer(&v.agent)) = a
+	*out = v
+	return C.DAT_SUCCESS
+}
+
+//export go_dat_cno_free
+func go_dat_cno_free(h C.DAT_CNO_HANDLE) (ret C.DAT_RETURN) {
+	defer recoverTo(&ret, "dat_cno_free")
+	c, err := lookup[*core.CNO](h, core.TypeCNO, core.SubHandleCNO)
+	if err != nil {
+		return datReturn(err)
+	}
+	return datReturn(c.Free())
+}
+
+//export go_dat_cno_wait
+func go_dat_cno_wait(h C.DAT_CNO_HANDLE, timeout C.DAT_TIMEOUT, out *C.DAT_EVD_HANDLE) (ret C.DAT_RETURN) {
+	defer recoverTo(&ret, "dat_cno_wait")
+	c, err := lookup[*core.CNO](h, core.TypeCNO, core.SubHandleCNO)
+	if err != nil {
+		return datReturn(err)
+	}
+	if out == nil {
+		return datReturn(core.ErrArg(3))
+	}
+	evd, err := c.Wait(timeoutOf(timeout))
+	if err != nil {
+		if core.AsError(err).Kind == core.KindQueueEmpty {
+			// The page: on a timeout evd_handle is set to a null handle.
+			*out = nil
+		}
+		return datReturn(err)
+	}
+	*out = handleOf(evd)
+	return C.DAT_SUCCESS
+}

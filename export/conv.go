@@ -1,0 +1,78 @@
+package main
+
+/*
+#include <string.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include "godat.h"
+*/
+import "C"
+
+import (
+	"encoding/binary"
+	"net/netip"
+	"unsafe"
+)
+
+// Layout of the C memory block an IA, EP or CR owns: socket addresses the
+// consumer gets pointers to, and the private data of connection events.
+const (
+	cmemLocalAddr  = 0
+	cmemRemoteAddr = 32
+	cmemPrivate    = 64
+	cmemPrivateMax = 256
+	objMemSize     = cmemPrivate + cmemPrivateMax
+)
+
+// putSockaddr writes a as a sockaddr_in (IPv4) or sockaddr_in6 at p.
+func putSockaddr(p unsafe.Pointer, a netip.AddrPort) *C.DAT_SOCK_ADDR {
+	b := unsafe.Slice((*byte)(p), 32)
+	clear(b)
+	ip := a.Addr()
+	if ip.Is4() || ip.Is4In6() || !ip.IsValid() {
+		*(*C.sa_family_t)(p) = C.AF_INET
+		binary.BigEndian.PutUint16(b[2:], a.Port())
+		v4 := ip.Unmap().As4()
+		if !ip.IsValid() {
+			v4 = [4]byte{}
+		}
+		copy(b[4:8], v4[:])
+	} else {
+		*(*C.sa_family_t)(p) = C.AF_INET6
+		binary.BigEndian.PutUint16(b[2:], a.Port())
+		v6 := ip.As16()
+		copy(b[8:24], v6[:])
+	}
+	return (*C.DAT_SOCK_ADDR)(p)
+}
+
+// getSockaddr reads a consumer's DAT_IA_ADDRESS_PTR.
+func getSockaddr(sa *C.DAT_SOCK_ADDR) (netip.AddrPort, bool) {
+	if sa == nil {
+		return netip.AddrPort{}, false
+	}
+	switch sa.sa_family {
+	case C.AF_INET:
+		b := unsafe.Slice((*byte)(unsafe.Pointer(sa)), 8)
+		return netip.AddrPortFrom(netip.AddrFrom4([4]byte(b[4:8])), binary.BigEndian.Uint16(b[2:])), true
+	case C.AF_INET6:
+		b := unsafe.Slice((*byte)(unsafe.Pointer(sa)), 24)
+		return netip.AddrPortFrom(netip.AddrFrom16([16]byte(b[8:24])).Unmap(), binary.BigEndian.Uint16(b[2:])), true
+	}
+	return netip.AddrPort{}, false
+}
+
+// goBytes copies n bytes of C memory (nil for n <= 0 or a NULL pointer).
+func goBytes(p unsafe.Pointer, n C.DAT_COUNT) []byte {
+	if p == nil || n <= 0 {
+		return nil
+	}
+	return C.GoBytes(p, C.int(n))
+}
+
+// putString writes s NUL-terminated into a fixed C char array of size n.
+func putString(dst *C.char, n int, s string) {
+	b := unsafe.Slice((*byte)(unsafe.Pointer(dst)), n)
+	clear(b)
+	copy(b[:n-1], s)
+}

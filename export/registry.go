@@ -1,0 +1,123 @@
+package main
+
+/*
+#include <string.h>
+#include "godat.h"
+*/
+import "C"
+
+import (
+	"sync"
+	"unsafe"
+
+	"godat/core"
+)
+
+// The dynamic registry: providers that announced themselves through
+// dat_registry_add_provider. Names are kept so duplicates are refused and
+// dat_registry_list_providers shows them; opening an IA through an external
+// provider table is not supported (dat_ia_open reports the name as not
+// registered and logs why).
+var dynamicRegistry = struct {
+	sync.Mutex
+	byName map[string]dynamicProvider
+}{byName: map[string]dynamicProvider{}}
+
+type dynamicProvider struct {
+	provider uintptr
+	info     C.DAT_PROVIDER_INFO
+}
+
+const maxDynamicProviders = 256
+
+//export go_dat_registry_add_provider
+func go_dat_registry_add_provider(p *C.DAT_PROVIDER, info *C.DAT_PROVIDER_INFO) (ret C.DAT_RETURN) {
+	defer recoverTo(&ret, "dat_registry_add_provider")
+	if p == nil {
+		return datReturn(core.ErrArg(1))
+	}
+	if info == nil || info.ia_name[0] == 0 {
+		return datReturn(core.ErrArg(2))
+	}
+	name := C.GoStringN(&info.ia_name[0], C.int(C.strnlen(&info.ia_name[0], C.DAT_NAME_MAX_LENGTH)))
+	r := &dynamicRegistry
+	r.Lock()
+	defer r.Unlock()
+	if _, dup := r.byName[name]; dup {
+		return datReturn(core.E(core.KindProviderAlreadyRegistered, core.SubNone))
+	}
+	if len(r.byName) >= maxDynamicProviders {
+		return datReturn(core.ErrNoMemory)
+	}
+	r.byName[name] = dynamicProvider{provider: uintptr(unsafe.Pointer(p)), info: *info}
+	return C.DAT_SUCCESS
+}
+
+//export go_dat_registry_remove_provider
+func go_dat_registry_remove_provider(p *C.DAT_PROVIDER, info *C.DAT_PROVIDER_INFO) (ret C.DAT_RETURN) {
+	defer recoverTo(&ret, "dat_registry_remove_provider")
+	if p == nil {
+		return datReturn(core.ErrArg(1))
+	}
+	if info == nil {
+		return datReturn(core.ErrArg(2))
+	}
+	name := C.GoStringN(&info.ia_name[0], C.int(C.strnlen(&info.ia_name[0], C.DAT_NAME_MAX_LENGTH)))
+	r := &dynamicRegistry
+	r.Lock()
+	defer r.Unlock()
+	d, ok := r.byName[name]
+	if !ok || d.provider != uintptr(unsafe.Pointer(p)) {
+		return datReturn(core.ErrArg(1))
+	}
+	delete(r.byName, name)
+	return C.DAT_SUCCESS
+}
+
+//export go_dat_registry_list_providers
+func go_dat_registry_list_providers(max C.DAT_COUNT, n *C.DAT_COUNT, list **C.DAT_PROVIDER_INFO) (ret C.DAT_RETURN) {
+	defer recoverTo(&ret, "dat_registry_list_providers")
+	if n == nil {
+		return datReturn(core.ErrArg(2))
+	}
+	reg, err := core.LoadRegistry(core.RegistryPaths(sysconfdir))
+	if err != nil {
+		return datReturn(err)
+	}
+	var infos []C.DAT_PROVIDER_INFO
+	for _, e := range reg.Entries() {
+		if e.Kernel {
+			continue
+		}
+		var i C.DAT_PROVIDER_INFO
+		putString(&i.ia_name[0], len(i.ia_name), e.IAName)
+		i.dapl_version_major = C.DAT_UINT32(e.APIMajor)
+		i.dapl_version_minor = C.DAT_UINT32(e.APIMinor)
+		i.is_thread_safe = C.DAT_FALSE
+		if e.ThreadSafe {
+			i.is_thread_safe = C.DAT_TRUE
+		}
+		infos = append(infos, i)
+	}
+	dynamicRegistry.Lock()
+	for _, d := range dynamicRegistry.byName {
+		infos = append(infos, d.info)
+	}
+	dynamicRegistry.Unlock()
+	if max < 0 || list == nil || int(max) < len(infos) {
+		*n = C.DAT_COUNT(len(infos))
+		return datReturn(core.ErrArg(3))
+	}
+	dst := unsafe.Slice(list, len(infos))
+	for i := range infos {
+		if dst[i] == nil {
+			*n = C.DAT_COUNT(len(infos))
+			return datReturn(core.ErrArg(3))
+		}
+	}
+	for i := range infos {
+		*dst[i] = infos[i]
+	}
+	*n = C.DAT_COUNT(len(infos))
+	return C.DAT_SUCCESS
+}
