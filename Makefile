@@ -46,7 +46,9 @@ check: all gotest abi headers symbols ctest
 
 gotest:
 	$(GO) vet ./core/... ./rdma/... ./ctest/...
+	$(GO) vet -tags cgotest ./export
 	$(GO) test -race -count=1 ./core/... ./rdma/... ./ctest/...
+	$(GO) test -count=1 -tags cgotest ./export
 
 abi:
 	ctest/abi/run.sh $(CURDIR)

@@ -38,6 +38,11 @@ var EnvVars = []EnvVar{
 		Default: "stderr",
 		Help:    "where log lines go: stderr or a file path (appended to); never stdout",
 	},
+	{
+		Name:    "GODAT_TEST_PANIC",
+		Default: "0",
+		Help:    "test hook: 1 makes dat_ia_openv panic inside Go, to check that the panic becomes DAT_INTERNAL_ERROR",
+	},
 }
 
 // Getenv returns the value of a declared environment variable, or its

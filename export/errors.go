@@ -7,7 +7,6 @@ import "C"
 
 import (
 	"fmt"
-	"os"
 	"runtime/debug"
 
 	"godat/core"
@@ -57,7 +56,7 @@ func datReturn(err error) C.DAT_RETURN {
 
 // forcePanic is set by the test hook GODAT_TEST_PANIC so a C test can check
 // that a panic becomes DAT_INTERNAL_ERROR instead of killing the program.
-var forcePanic = os.Getenv("GODAT_TEST_PANIC") == "1"
+var forcePanic = core.Getenv("GODAT_TEST_PANIC") == "1"
 
 // recoverTo turns a panic in an export into DAT_INTERNAL_ERROR; every export
 // defers it so no Go panic crosses into C.

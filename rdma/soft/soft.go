@@ -1,0 +1,153 @@
+// Package soft is the software RDMA provider between processes on one host.
+//
+// Each Device owns an "IA segment" (a shared memfd) holding its doorbell
+// futex word and its memory-registration table; connected peers map it to
+// check remote keys one-sidedly and to ring the doorbell. Connection
+// management runs over abstract SEQPACKET unix sockets that pass the
+// memfds; the data path uses SPSC rings in a per-connection memfd for small
+// messages and process_vm_readv/writev for large ones and for RDMA
+// read/write. See qp.go for the completion rules.
+package soft
+
+import (
+	"fmt"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"godat/rdma"
+)
+
+// Limits reported in Attr.
+const (
+	maxSGE       = 16
+	maxQPWR      = 4096
+	defaultWR    = 256
+	maxPrivData  = 256
+	maxMsgSize   = 1 << 30 // one process_vm_* call moves at most ~2 GiB
+	maxMRSize    = 1 << 40
+	maxQPs       = 4096
+	maxReadsPerQ = 16
+)
+
+type device struct {
+	addr   netip.Addr
+	fd     int // IA segment memfd
+	seg    shm
+	db     doorbell
+	mrs    mrTable
+	pid    int
+	mu     sync.Mutex
+	closed bool
+	qps    map[*qp]struct{}
+	lsns   map[*listener]struct{}
+}
+
+// Open opens a software IA. Params: transport (shm; accepted and ignored),
+// addr (the IA address, default 127.0.0.1).
+func Open(params map[string]string) (rdma.Device, error) {
+	addr := netip.MustParseAddr("127.0.0.1")
+	if s, ok := params["addr"]; ok && s != "" {
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return nil, fmt.Errorf("soft: bad addr %q: %w", s, rdma.ErrInvalid)
+		}
+		addr = a.Unmap()
+	}
+	if t, ok := params["transport"]; ok && t != "" && t != "shm" {
+		return nil, fmt.Errorf("soft: transport %q not supported: %w", t, rdma.ErrInvalid)
+	}
+	allowPtrace()
+	fd, seg, err := newMemfd("godat-ia", iaSegSize)
+	if err != nil {
+		return nil, fmt.Errorf("soft: IA segment: %v: %w", err, rdma.ErrNoResources)
+	}
+	d := &device{addr: addr, fd: fd, seg: seg, pid: os.Getpid(),
+		qps: map[*qp]struct{}{}, lsns: map[*listener]struct{}{}}
+	d.db.m = seg
+	seg.st32(iaOffMagic, iaMagic)
+	seg.st32(iaOffPid, uint32(d.pid))
+	d.mrs.init(seg)
+	return d, nil
+}
+
+var ptraceOnce sync.Once
+
+// allowPtrace lets peers use process_vm_* on us under Yama.
+func allowPtrace() {
+	ptraceOnce.Do(func() {
+		b, err := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope")
+		if err != nil {
+			return
+		}
+		if v, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && v >= 1 {
+			_ = unix.Prctl(unix.PR_SET_PTRACER, unix.PR_SET_PTRACER_ANY, 0, 0, 0)
+		}
+	})
+}
+
+func (d *device) Attr() rdma.DeviceAttr {
+	return rdma.DeviceAttr{
+		Name:           "soft-shm",
+		Vendor:         "godat",
+		MaxQP:          maxQPs,
+		MaxQPWR:        maxQPWR,
+		MaxSGE:         maxSGE,
+		MaxCQE:         1 << 20,
+		MaxMR:          mrTableCap,
+		MaxMRSize:      maxMRSize,
+		MaxPD:          1 << 30,
+		MaxMsgSize:     maxMsgSize,
+		MaxRDMASize:    maxMsgSize,
+		MaxReadsPerQP:  maxReadsPerQ,
+		MaxSRQ:         0,
+		MaxSRQWR:       0,
+		MaxPrivateData: maxPrivData,
+		MaxQualAny:     ^uint64(0),
+	}
+}
+
+func (d *device) Addr() netip.Addr        { return d.addr }
+func (d *device) Doorbell() rdma.Doorbell { return &d.db }
+
+func (d *device) CreateSRQ(pd uint32, maxWR, maxSGE int, sink rdma.CompletionSink) (rdma.SRQ, error) {
+	return nil, fmt.Errorf("soft: shared receive queues not implemented: %w", rdma.ErrNoResources)
+}
+
+// Close destroys the device's queue pairs and listeners and unmaps the IA
+// segment (peers keep their own mappings until they disconnect).
+func (d *device) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return rdma.ErrClosed
+	}
+	d.closed = true
+	qps := make([]*qp, 0, len(d.qps))
+	for q := range d.qps {
+		qps = append(qps, q)
+	}
+	ls := make([]*listener, 0, len(d.lsns))
+	for l := range d.lsns {
+		ls = append(ls, l)
+	}
+	d.mu.Unlock()
+	for _, l := range ls {
+		_ = l.Close()
+	}
+	for _, q := range qps {
+		_ = q.Destroy()
+	}
+	d.mrs.mu.Lock()
+	d.mrs.m = shm{}
+	d.mrs.mu.Unlock()
+	// The doorbell page stays mapped (a waiter may be asleep on it); the
+	// registration table goes.
+	d.seg.unmapTail(iaOffTable)
+	unix.Close(d.fd)
+	return nil
+}
