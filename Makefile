@@ -19,7 +19,11 @@ HEADERS := $(wildcard include/dat/*.h)
 # pkg-config, as a consumer would, and the repository's dat.conf.
 TESTENV := PKG_CONFIG_PATH=$(CURDIR)/$(PCDIR) DAT_OVERRIDE=$(CURDIR)/dat.conf
 
-.PHONY: all check install example bench clean gotest ctest abi headers symbols
+.PHONY: all check install example bench clean gotest ctest abi headers symbols installcheck
+
+# Paths under the prefix are written as ${prefix}/... in dat.pc, so that
+# pkg-config --define-prefix can relocate a staged (DESTDIR) install.
+under_prefix = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 
 all: $(LIB) $(PCDIR)/dat.pc
 
@@ -42,7 +46,7 @@ $(PCDIR)/dat.pc: pkgconfig/dat.pc.in
 example: all
 	$(MAKE) -C ctest example TESTENV="$(TESTENV)"
 
-check: all gotest abi headers symbols ctest
+check: all gotest abi headers symbols ctest installcheck
 
 gotest:
 	$(GO) vet ./core/... ./rdma/... ./ctest/...
@@ -62,6 +66,9 @@ symbols: $(LIB)
 ctest: all
 	$(MAKE) -C ctest check TESTENV="$(TESTENV)"
 
+installcheck: all
+	ctest/install.sh $(CURDIR)
+
 bench: all
 	$(MAKE) -C ctest bench TESTENV="$(TESTENV)"
 
@@ -72,8 +79,9 @@ install: all
 	ln -sf libdat.so.1 $(DESTDIR)$(LIBDIR)/libdat.so
 	install -m 0644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/dat/
 	install -m 0644 dat.conf $(DESTDIR)$(SYSCONFDIR)/dat.conf
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-	    -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|' pkgconfig/dat.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/dat.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call under_prefix,$(LIBDIR))|' \
+	    -e 's|@INCLUDEDIR@|$(call under_prefix,$(INCLUDEDIR))|' \
+	    -e 's|@SYSCONFDIR@|$(call under_prefix,$(SYSCONFDIR))|' pkgconfig/dat.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/dat.pc
 
 clean:
 	rm -rf $(B)

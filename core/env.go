@@ -1,6 +1,9 @@
 package core
 
-import "os"
+import (
+	"os"
+	"sync/atomic"
+)
 
 // EnvVar describes one environment variable the library reads, so that the
 // diagnostic tool can list every knob with its default and meaning.
@@ -60,8 +63,20 @@ func Getenv(name string) string {
 // default" (GODAT_LOG overrides the debug masks only when set).
 func lookupEnv(name string) (string, bool) {
 	envVar(name)
+	if f := envSource.Load(); f != nil {
+		return (*f)(name)
+	}
 	return os.LookupEnv(name)
 }
+
+// envSource reads the live process environment when set. Inside a C
+// program, Go's os package sees only a copy of the environment taken when
+// the library was loaded, so a consumer's setenv("DAT_OVERRIDE", ...) would
+// go unseen; the export layer installs a getenv-based source.
+var envSource atomic.Pointer[func(string) (string, bool)]
+
+// SetEnvSource makes Getenv read variables through f.
+func SetEnvSource(f func(string) (string, bool)) { envSource.Store(&f) }
 
 func envVar(name string) EnvVar {
 	for _, e := range EnvVars {

@@ -7,13 +7,31 @@ package main
 
 /*
 #cgo CFLAGS: -I${SRCDIR}/../include -I${SRCDIR} -O2
+#include <stdlib.h>
 #include "godat.h"
 */
 import "C"
 
 import (
+	"unsafe"
+
 	_ "github.com/ianlancetaylor/cgosymbolizer" // Go tracebacks name C frames
+
+	"godat/core"
 )
+
+func init() { core.SetEnvSource(cgetenv) }
+
+// cgetenv reads the process environment as the C program sees it now.
+func cgetenv(name string) (string, bool) {
+	cs := C.CString(name)
+	defer C.free(unsafe.Pointer(cs))
+	v := C.getenv(cs)
+	if v == nil {
+		return "", false
+	}
+	return C.GoString(v), true
+}
 
 // sysconfdir is where `make install` puts dat.conf; set with -ldflags -X.
 var sysconfdir = "/usr/local/etc"

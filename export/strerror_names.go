@@ -134,4 +134,5 @@ var minorNames = [...]string{
 	0x63: "DAT_MAJOR_NOT_FOUND",
 	0x64: "DAT_MINOR_NOT_FOUND",
 	0x65: "DAT_THREAD_SAFETY_NOT_FOUND",
+	0x66: "DAT_INVALID_RO_COOKIE", // illumos addition, declared by our dat_error.h
 }
