@@ -1,0 +1,491 @@
+/* The registry: dat_ia_open's name lookup in dat.conf (dat.conf(5),
+ * dat_ia_open(3DAT)), dat_registry_list_providers(3DAT) and the dynamic
+ * registry of dat_registry_add_provider / dat_registry_remove_provider.
+ *
+ * The parent process runs with the repository's dat.conf (DAT_OVERRIDE set
+ * by make). Checks of a private dat.conf run in children re-executed with
+ * DAT_OVERRIDE, GODAT_LOG and GODAT_LOG_FILE set before exec, because the
+ * library takes its logging settings from the environment on first use. */
+#define _GNU_SOURCE
+#include "common.h"
+#include <dat/dat_registry.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#define CHILD_LIMIT_S 10
+
+extern char **environ;
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static long now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+/* Waits for pid at most limit_s seconds; on timeout kills and reaps it and
+ * returns -1. Otherwise returns 0 with the wait status in *status. */
+static int wait_bounded(pid_t pid, int limit_s, int *status)
+{
+	long deadline = now_ns() + (long)limit_s * 1000000000L;
+	for (;;) {
+		pid_t w = waitpid(pid, status, WNOHANG);
+		if (w == pid)
+			return 0;
+		if (w < 0 && errno != EINTR)
+			return -1;
+		if (now_ns() > deadline) {
+			kill(pid, SIGKILL);
+			waitpid(pid, status, 0);
+			return -1;
+		}
+		usleep(10000);
+	}
+}
+
+/* A copy of the environment without the variables in drop[] and with
+ * add[] appended, built before fork so the child only has to exec. */
+static char **make_env(const char *const *drop, char *const *add)
+{
+	size_t n = 0, k = 0, na = 0;
+	while (environ[n])
+		n++;
+	while (add[na])
+		na++;
+	char **env = calloc(n + na + 1, sizeof *env);
+	assert_non_null(env);
+	for (size_t i = 0; i < n; i++) {
+		int skip = 0;
+		for (const char *const *d = drop; *d; d++) {
+			size_t l = strlen(*d);
+			if (strncmp(environ[i], *d, l) == 0 && environ[i][l] == '=')
+				skip = 1;
+		}
+		if (!skip)
+			env[k++] = environ[i];
+	}
+	for (size_t i = 0; i < na; i++)
+		env[k++] = add[i];
+	env[k] = NULL;
+	return env;
+}
+
+/* Runs this program again as `self mode arg` with env; fails the test
+ * unless it exits 0 within CHILD_LIMIT_S. */
+static void run_child(const char *mode, const char *arg, char **env)
+{
+	char self[PATH_MAX];
+	int status;
+	ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+	assert_true(k > 0);
+	self[k] = 0;
+	char *argv[] = {self, (char *)mode, (char *)arg, NULL};
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* No libdat call between fork and exec. */
+		execve(self, argv, env);
+		_exit(127);
+	}
+	if (wait_bounded(pid, CHILD_LIMIT_S, &status) != 0)
+		fail_msg("%s child did not finish within %d s (killed)", mode, CHILD_LIMIT_S);
+	if (WIFSIGNALED(status))
+		fail_msg("%s child killed by signal %d (%s)", mode, WTERMSIG(status), strsignal(WTERMSIG(status)));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("%s child: exit %d, want 0 (its failures are printed above)", mode, WEXITSTATUS(status));
+}
+
+/* Lists the providers into a fresh array; returns the count (and the
+ * array in *out, to free). */
+static DAT_COUNT list_all(DAT_PROVIDER_INFO **out)
+{
+	DAT_COUNT n = -1, n2 = -1;
+	/* A first call with no room reports how many entries there are. */
+	check_type(dat_registry_list_providers(0, &n, NULL), DAT_INVALID_PARAMETER);
+	assert_true(n >= 0);
+	DAT_PROVIDER_INFO *infos = calloc((size_t)n + 1, sizeof *infos);
+	DAT_PROVIDER_INFO **ptrs = calloc((size_t)n + 1, sizeof *ptrs);
+	assert_non_null(infos);
+	assert_non_null(ptrs);
+	for (DAT_COUNT i = 0; i <= n; i++)
+		ptrs[i] = &infos[i];
+	check_ok(dat_registry_list_providers(n + 1, &n2, ptrs));
+	assert_int_equal(n2, n);
+	free(ptrs);
+	*out = infos;
+	return n;
+}
+
+static const DAT_PROVIDER_INFO *find_info(const DAT_PROVIDER_INFO *infos, DAT_COUNT n, const char *name)
+{
+	for (DAT_COUNT i = 0; i < n; i++)
+		if (strncmp(infos[i].ia_name, name, DAT_NAME_MAX_LENGTH) == 0)
+			return &infos[i];
+	return NULL;
+}
+
+/* ---- the private dat.conf ------------------------------------------------ */
+
+/* Comments, quoted fields, a malformed line (7 fields, line 5), a
+ * nonthreadsafe u1.2 entry and a u2.0-only name. */
+static const char private_conf[] =
+	"# godat ctest registry: comments, quoted fields, one malformed line\n"
+	"   # an indented comment\n"
+	"\n"
+	"reg-ok u1.2 threadsafe default libdat.so.1 godat.1.0 \"transport=shm\" \"\"   # a trailing comment\n"
+	"reg-bad u1.2 threadsafe default libdat.so.1 godat.1.0 \"transport=shm\"\n"
+	"reg-quoted u1.2 threadsafe default libdat.so.1 godat.1.0 \"transport=shm\" \"platform # not a comment\"\n"
+	"reg-nts u1.2 nonthreadsafe nondefault libdat.so.1 godat.1.0 \"transport=shm\" \"\"\n"
+	"reg-v2 u2.0 threadsafe default libdat.so.1 godat.1.0 \"transport=shm\" \"\"\n";
+#define MALFORMED_LINE 5
+
+static char conf_path[] = "/tmp/godat-registry-conf-XXXXXX";
+static char log_path[] = "/tmp/godat-registry-log-XXXXXX";
+
+static void write_private_conf(void)
+{
+	int fd = mkstemp(conf_path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, private_conf, sizeof private_conf - 1), (ssize_t)(sizeof private_conf - 1));
+	close(fd);
+	fd = mkstemp(log_path);
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+/* ---- child "conf-child": DAT_OVERRIDE=<private conf> --------------------- */
+
+/* The u1.2 entry of the built-in library opens, and so does the entry
+ * whose last (quoted) field contains blanks and a '#'. */
+static void test_conf_u12_entries_open(void **state)
+{
+	(void)state;
+	static char *const names[] = {"reg-ok", "reg-quoted"};
+	for (size_t i = 0; i < 2; i++) {
+		DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
+		DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
+		DAT_RETURN r = dat_ia_open(names[i], 8, &async, &ia);
+		if (r != DAT_SUCCESS)
+			fail_msg("dat_ia_open(%s): %s", names[i], ret_name(r));
+		check_ok(dat_ia_close(ia, DAT_CLOSE_GRACEFUL_FLAG));
+	}
+}
+
+/* A name with only a u2.0 entry is not found by a DAT 1.2 program, and the
+ * malformed line's name was skipped; the repository's names are not in
+ * this registry at all (DAT_OVERRIDE replaces it). */
+static void test_conf_other_names_do_not_open(void **state)
+{
+	(void)state;
+	static char *const names[] = {"reg-v2", "reg-bad", TEST_IA};
+	for (size_t i = 0; i < 3; i++) {
+		DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
+		DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
+		DAT_RETURN r = dat_ia_open(names[i], 8, &async, &ia);
+		if (DAT_GET_TYPE(r) != DAT_PROVIDER_NOT_FOUND)
+			fail_msg("dat_ia_open(%s): got %s, want DAT_PROVIDER_NOT_FOUND", names[i], ret_name(r));
+	}
+}
+
+/* dat_registry_list_providers shows the four well-formed entries, with the
+ * API version and thread safety of their lines, and not the malformed one. */
+static void test_conf_list(void **state)
+{
+	(void)state;
+	DAT_PROVIDER_INFO *infos;
+	DAT_COUNT n = list_all(&infos);
+	const DAT_PROVIDER_INFO *p;
+	static const struct {
+		const char *name;
+		DAT_UINT32 major, minor;
+		DAT_BOOLEAN ts;
+	} want[] = {
+		{"reg-ok", 1, 2, DAT_TRUE},
+		{"reg-quoted", 1, 2, DAT_TRUE},
+		{"reg-nts", 1, 2, DAT_FALSE},
+		{"reg-v2", 2, 0, DAT_TRUE},
+	};
+	assert_int_equal(n, 4);
+	for (size_t i = 0; i < 4; i++) {
+		p = find_info(infos, n, want[i].name);
+		if (!p)
+			fail_msg("%s is not listed", want[i].name);
+		assert_int_equal(p->dapl_version_major, want[i].major);
+		assert_int_equal(p->dapl_version_minor, want[i].minor);
+		assert_int_equal(p->is_thread_safe, want[i].ts);
+	}
+	assert_null(find_info(infos, n, "reg-bad"));
+	free(infos);
+}
+
+static int conf_child(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_conf_u12_entries_open),
+		cmocka_unit_test(test_conf_other_names_do_not_open),
+		cmocka_unit_test(test_conf_list),
+	};
+	return cmocka_run_group_tests_name("registry (private dat.conf, child)", tests, NULL, NULL) ? 1 : 0;
+}
+
+/* ---- child "setenv-child": no DAT_OVERRIDE in its environment ------------ */
+
+/* A program that sets DAT_OVERRIDE with setenv() before its first DAT call
+ * gets that registry, as with the reference libdat (which reads it on
+ * first use). */
+static int setenv_child(const char *conf)
+{
+	DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
+	DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
+	setenv("DAT_OVERRIDE", conf, 1);
+	DAT_RETURN r = dat_ia_open("reg-ok", 8, &async, &ia);
+	if (r != DAT_SUCCESS) {
+		fprintf(stderr, "setenv-child: setenv(DAT_OVERRIDE=%s) then dat_ia_open(reg-ok): 0x%08x, want DAT_SUCCESS\n",
+			conf, (unsigned)r);
+		return 1;
+	}
+	dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG);
+	return 0;
+}
+
+/* ---- the parent: the repository's dat.conf -------------------------------- */
+
+/* An IA name that is in no registry entry: exactly DAT_PROVIDER_NOT_FOUND
+ * with subtype DAT_NAME_NOT_REGISTERED. */
+static void test_unknown_name(void **state)
+{
+	(void)state;
+	DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
+	DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
+	DAT_RETURN r = dat_ia_open("no-such-ia-godat-ctest", 8, &async, &ia);
+	if (r != (DAT_CLASS_ERROR | DAT_PROVIDER_NOT_FOUND | DAT_NAME_NOT_REGISTERED))
+		fail_msg("unknown name: got %s, want DAT_PROVIDER_NOT_FOUND|DAT_NAME_NOT_REGISTERED", ret_name(r));
+	assert_ptr_equal(ia, DAT_HANDLE_NULL);
+}
+
+/* NULL name, NULL ia pointer and NULL async pointer: DAT_INVALID_PARAMETER
+ * naming the argument (1, 4 and 3). */
+static void test_null_arguments(void **state)
+{
+	(void)state;
+	DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
+	DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
+	check_ret(dat_ia_open(NULL, 8, &async, &ia), DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
+	check_ret(dat_ia_open(TEST_IA, 8, &async, NULL), DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+	check_ret(dat_ia_open(TEST_IA, 8, NULL, &ia), DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+}
+
+/* A name longer than DAT_NAME_MAX_LENGTH (which includes the terminating
+ * NUL) is an invalid parameter; the longest legal name is just looked up. */
+static void test_name_length(void **state)
+{
+	(void)state;
+	char name[301];
+	DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
+	DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
+
+	memset(name, 'a', 300);
+	name[300] = 0;
+	check_type(dat_ia_open(name, 8, &async, &ia), DAT_INVALID_PARAMETER);
+	name[DAT_NAME_MAX_LENGTH] = 0; /* 256 characters: no room for the NUL */
+	check_type(dat_ia_open(name, 8, &async, &ia), DAT_INVALID_PARAMETER);
+	name[DAT_NAME_MAX_LENGTH - 1] = 0; /* 255 characters: legal, not registered */
+	check_ret(dat_ia_open(name, 8, &async, &ia), DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED);
+	assert_ptr_equal(ia, DAT_HANDLE_NULL);
+}
+
+/* list_providers: too small a max_to_return (or a NULL list) fails with
+ * DAT_INVALID_PARAMETER and sets number_entries to the registry size; an
+ * array of enough pointers succeeds and gets every entry, among them
+ * godat-shm as u1.2 and threadsafe; a NULL number_entries is refused. */
+static void test_list_providers(void **state)
+{
+	(void)state;
+	DAT_COUNT n = -1, m = -1;
+	DAT_PROVIDER_INFO *infos;
+
+	check_type(dat_registry_list_providers(0, &n, NULL), DAT_INVALID_PARAMETER);
+	assert_true(n > 0);
+	DAT_PROVIDER_INFO *buf = calloc((size_t)n, sizeof *buf);
+	DAT_PROVIDER_INFO **ptrs = calloc((size_t)n, sizeof *ptrs);
+	assert_non_null(buf);
+	assert_non_null(ptrs);
+	for (DAT_COUNT i = 0; i < n; i++)
+		ptrs[i] = &buf[i];
+	/* One slot short. */
+	check_type(dat_registry_list_providers(n - 1, &m, ptrs), DAT_INVALID_PARAMETER);
+	assert_int_equal(m, n);
+	/* Enough slots but a NULL list. */
+	m = -1;
+	check_type(dat_registry_list_providers(n, &m, NULL), DAT_INVALID_PARAMETER);
+	assert_int_equal(m, n);
+	/* Exactly enough. */
+	m = -1;
+	check_ok(dat_registry_list_providers(n, &m, ptrs));
+	assert_int_equal(m, n);
+	for (DAT_COUNT i = 0; i < n; i++) {
+		assert_true(buf[i].ia_name[0] != 0);
+		assert_non_null(memchr(buf[i].ia_name, 0, DAT_NAME_MAX_LENGTH));
+	}
+	const DAT_PROVIDER_INFO *p = find_info(buf, n, TEST_IA);
+	if (!p)
+		fail_msg("%s is not listed", TEST_IA);
+	assert_int_equal(p->dapl_version_major, 1);
+	assert_int_equal(p->dapl_version_minor, 2);
+	assert_int_equal(p->is_thread_safe, DAT_TRUE);
+	free(buf);
+	free(ptrs);
+	/* The helper's way (count, then n+1 slots) agrees. */
+	assert_int_equal(list_all(&infos), n);
+	free(infos);
+	/* No place for the count. */
+	check_type(dat_registry_list_providers(0, NULL, NULL), DAT_INVALID_PARAMETER);
+}
+
+/* The dynamic registry: adding a provider succeeds and lists it; the same
+ * name again is DAT_PROVIDER_ALREADY_REGISTERED; removing succeeds and
+ * unlists it; removing again is DAT_INVALID_PARAMETER (not found). */
+static void test_add_remove_provider(void **state)
+{
+	(void)state;
+	static DAT_PROVIDER fake = {.device_name = "ctest-fake"};
+	DAT_PROVIDER_INFO info, dup;
+	DAT_PROVIDER_INFO *infos;
+	DAT_COUNT before, n;
+
+	memset(&info, 0, sizeof info);
+	strcpy(info.ia_name, "ctest-fake-ia");
+	info.dapl_version_major = 1;
+	info.dapl_version_minor = 2;
+	info.is_thread_safe = DAT_TRUE;
+
+	before = list_all(&infos);
+	assert_null(find_info(infos, before, info.ia_name));
+	free(infos);
+
+	check_ok(dat_registry_add_provider(&fake, &info));
+	n = list_all(&infos);
+	assert_int_equal(n, before + 1);
+	const DAT_PROVIDER_INFO *p = find_info(infos, n, info.ia_name);
+	if (!p)
+		fail_msg("%s is not listed after dat_registry_add_provider", info.ia_name);
+	assert_int_equal(p->dapl_version_major, 1);
+	assert_int_equal(p->dapl_version_minor, 2);
+	assert_int_equal(p->is_thread_safe, DAT_TRUE);
+	free(infos);
+
+	/* The same IA name again, even with other attributes. */
+	dup = info;
+	dup.is_thread_safe = DAT_FALSE;
+	check_type(dat_registry_add_provider(&fake, &dup), DAT_PROVIDER_ALREADY_REGISTERED);
+
+	check_ok(dat_registry_remove_provider(&fake, &info));
+	n = list_all(&infos);
+	assert_int_equal(n, before);
+	assert_null(find_info(infos, n, info.ia_name));
+	free(infos);
+	check_type(dat_registry_remove_provider(&fake, &info), DAT_INVALID_PARAMETER);
+}
+
+/* NULL provider or NULL info to add and remove: DAT_INVALID_PARAMETER, and
+ * nothing is added. */
+static void test_add_remove_null(void **state)
+{
+	(void)state;
+	static DAT_PROVIDER fake = {.device_name = "ctest-fake"};
+	DAT_PROVIDER_INFO info, *infos;
+	DAT_COUNT before = list_all(&infos);
+	free(infos);
+
+	memset(&info, 0, sizeof info);
+	strcpy(info.ia_name, "ctest-fake-null");
+	info.dapl_version_major = 1;
+	info.dapl_version_minor = 2;
+	check_type(dat_registry_add_provider(NULL, &info), DAT_INVALID_PARAMETER);
+	check_type(dat_registry_add_provider(&fake, NULL), DAT_INVALID_PARAMETER);
+	check_type(dat_registry_remove_provider(NULL, &info), DAT_INVALID_PARAMETER);
+	check_type(dat_registry_remove_provider(&fake, NULL), DAT_INVALID_PARAMETER);
+	assert_int_equal(list_all(&infos), before);
+	free(infos);
+}
+
+/* The private dat.conf in a child with DAT_OVERRIDE, GODAT_LOG=warn and
+ * GODAT_LOG_FILE set before exec: its checks pass (see conf_child), and the
+ * warning log names the file and line number of the malformed line. */
+static void test_private_conf_and_log(void **state)
+{
+	(void)state;
+	char conf_env[PATH_MAX + 16], log_env[PATH_MAX + 32], want[PATH_MAX + 16];
+	snprintf(conf_env, sizeof conf_env, "DAT_OVERRIDE=%s", conf_path);
+	snprintf(log_env, sizeof log_env, "GODAT_LOG_FILE=%s", log_path);
+	const char *const drop[] = {"DAT_OVERRIDE", "GODAT_LOG", "GODAT_LOG_FILE", "DAT_DBG_TYPE", "DAPL_DBG_TYPE", NULL};
+	char *const add[] = {conf_env, "GODAT_LOG=warn", log_env, NULL};
+	char **env = make_env(drop, add);
+	run_child("conf-child", conf_path, env);
+	free(env);
+
+	char text[65536] = "";
+	FILE *f = fopen(log_path, "r");
+	assert_non_null(f);
+	size_t got = fread(text, 1, sizeof text - 1, f);
+	text[got] = 0;
+	fclose(f);
+	snprintf(want, sizeof want, "%s:%d", conf_path, MALFORMED_LINE);
+	const char *at = strstr(text, want);
+	if (!at || (at[strlen(want)] >= '0' && at[strlen(want)] <= '9'))
+		fail_msg("log does not name %s (the malformed line); log:\n%s", want, text);
+}
+
+/* DAT_OVERRIDE set with setenv() by the program itself, before its first
+ * DAT call, is honoured (run in a child with no DAT_OVERRIDE at exec). */
+static void test_setenv_override(void **state)
+{
+	(void)state;
+	const char *const drop[] = {"DAT_OVERRIDE", NULL};
+	char *const add[] = {NULL};
+	char **env = make_env(drop, add);
+	run_child("setenv-child", conf_path, env);
+	free(env);
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	write_private_conf();
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	unlink(conf_path);
+	unlink(log_path);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "conf-child") == 0)
+		return conf_child();
+	if (argc > 2 && strcmp(argv[1], "setenv-child") == 0)
+		return setenv_child(argv[2]);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_unknown_name),
+		cmocka_unit_test(test_null_arguments),
+		cmocka_unit_test(test_name_length),
+		cmocka_unit_test(test_list_providers),
+		cmocka_unit_test(test_add_remove_provider),
+		cmocka_unit_test(test_add_remove_null),
+		cmocka_unit_test(test_private_conf_and_log),
+		cmocka_unit_test(test_setenv_override),
+	};
+	return cmocka_run_group_tests_name("registry", tests, group_setup, group_teardown);
+}
