@@ -5,6 +5,7 @@
  * works; and the parent's IA is unharmed by either child. */
 #define _GNU_SOURCE
 #include "common.h"
+#include "child.h"
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -27,32 +28,6 @@ struct child_report {
 	long elapsed_ns;
 };
 
-static long now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
-/* Waits for pid at most limit_s seconds; on timeout kills and reaps it and
- * returns -1. Otherwise returns 0 with the wait status in *status. */
-static int wait_bounded(pid_t pid, int limit_s, int *status)
-{
-	long deadline = now_ns() + (long)limit_s * 1000000000L;
-	for (;;) {
-		pid_t w = waitpid(pid, status, WNOHANG);
-		if (w == pid)
-			return 0;
-		if (w < 0 && errno != EINTR)
-			return -1;
-		if (now_ns() > deadline) {
-			kill(pid, SIGKILL);
-			waitpid(pid, status, 0);
-			return -1;
-		}
-		usleep(10000);
-	}
-}
 
 static void describe_status(int status, char *buf, size_t n)
 {

@@ -8,6 +8,7 @@
  * library takes its logging settings from the environment on first use. */
 #define _GNU_SOURCE
 #include "common.h"
+#include "child.h"
 #include <dat/dat_registry.h>
 #include <errno.h>
 #include <limits.h>
@@ -23,32 +24,6 @@ extern char **environ;
 
 /* ---- helpers ------------------------------------------------------------- */
 
-static long now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
-/* Waits for pid at most limit_s seconds; on timeout kills and reaps it and
- * returns -1. Otherwise returns 0 with the wait status in *status. */
-static int wait_bounded(pid_t pid, int limit_s, int *status)
-{
-	long deadline = now_ns() + (long)limit_s * 1000000000L;
-	for (;;) {
-		pid_t w = waitpid(pid, status, WNOHANG);
-		if (w == pid)
-			return 0;
-		if (w < 0 && errno != EINTR)
-			return -1;
-		if (now_ns() > deadline) {
-			kill(pid, SIGKILL);
-			waitpid(pid, status, 0);
-			return -1;
-		}
-		usleep(10000);
-	}
-}
 
 /* A copy of the environment without the variables in drop[] and with
  * add[] appended, built before fork so the child only has to exec. */
