@@ -19,7 +19,7 @@ HEADERS := $(wildcard include/dat/*.h)
 # pkg-config, as a consumer would, and the repository's dat.conf.
 TESTENV := PKG_CONFIG_PATH=$(CURDIR)/$(PCDIR) DAT_OVERRIDE=$(CURDIR)/dat.conf
 
-.PHONY: all check install example bench clean gotest ctest abi headers symbols installcheck
+.PHONY: all check install example clean gotest ctest abi headers symbols installcheck
 
 # Paths under the prefix are written as ${prefix}/... in dat.pc, so that
 # pkg-config --define-prefix can relocate a staged (DESTDIR) install.
@@ -68,9 +68,6 @@ ctest: all
 
 installcheck: all
 	ctest/install.sh $(CURDIR)
-
-bench: all
-	$(MAKE) -C ctest bench TESTENV="$(TESTENV)"
 
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/dat $(DESTDIR)$(SYSCONFDIR) $(DESTDIR)$(LIBDIR)/pkgconfig
