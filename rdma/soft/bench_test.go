@@ -176,9 +176,10 @@ func BenchmarkDoorbellPingPong(b *testing.B) {
 	dx, dy := x.dev.Doorbell(), y.dev.Doorbell()
 	var stop atomic.Bool
 	done := make(chan struct{})
+	sy := dy.Seq()
 	go func() {
 		defer close(done)
-		s := dy.Seq()
+		s := sy
 		for !stop.Load() {
 			dy.Wait(s, 100*time.Millisecond)
 			if n := dy.Seq(); n != s {

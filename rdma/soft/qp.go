@@ -698,10 +698,12 @@ func (q *qp) Disconnect(graceful bool) error {
 		}
 		q.sendDiscLocked()
 	}
-	// connected (abortive or drained), connecting, accepting
+	// connected (abortive), connecting, accepting
 	q.teardownLocked(true)
 	q.mu.Unlock()
-	q.event(rdma.ConnDisconnected, nil)
+	// The flushes are pushed above, synchronously; the event comes from a
+	// goroutine so the handler never runs inside the caller's Disconnect.
+	go q.event(rdma.ConnDisconnected, nil)
 	return nil
 }
 
