@@ -22,10 +22,10 @@ type EP struct {
 	mu       sync.Mutex
 	state    EPState
 	remote   netip.AddrPort
-	connQual uint64  // the qualifier this EP connected to (active side)
-	private  []byte  // the peer's private data, valid while connected
-	cr       *CR     // the pending request this EP is accepting
-	rsp      *RSP    // the reserved service point holding this EP
+	connQual uint64 // the qualifier this EP connected to (active side)
+	private  []byte // the peer's private data, valid while connected
+	cr       *CR    // the pending request this EP is accepting
+	rsp      *RSP   // the reserved service point holding this EP
 	sge      [32]rdma.SGE
 	wr       rdma.SendWR
 	rwr      rdma.RecvWR
@@ -170,8 +170,9 @@ func (ep *EP) Status() (EPState, error) {
 	return ep.state, nil
 }
 
-// Modify changes attributes of an unconnected EP (dat_ep_modify). Only the
-// fields selected by the caller are in attr; set reports which.
+// Modify replaces the attributes of an EP that is not connected
+// (dat_ep_modify); the export layer merges the fields the mask selects into
+// the current attributes first.
 func (ep *EP) Modify(attr EPAttr) error {
 	if err := ep.ia.checkEPAttr(&attr, 3); err != nil {
 		return err

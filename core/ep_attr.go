@@ -26,12 +26,12 @@ type CompletionFlags uint32
 
 // Completion flags.
 const (
-	CompletionSuppress       CompletionFlags = 0x01
-	CompletionSolicitedWait  CompletionFlags = 0x02
-	CompletionUnsignalled    CompletionFlags = 0x04
-	CompletionBarrierFence   CompletionFlags = 0x08
-	CompletionEVDThreshold   CompletionFlags = 0x10
-	completionAll                            = 0x1f
+	CompletionSuppress      CompletionFlags = 0x01
+	CompletionSolicitedWait CompletionFlags = 0x02
+	CompletionUnsignalled   CompletionFlags = 0x04
+	CompletionBarrierFence  CompletionFlags = 0x08
+	CompletionEVDThreshold  CompletionFlags = 0x10
+	completionAll                           = 0x1f
 )
 
 // EPAttr are the endpoint attributes of DAT_EP_ATTR that the provider

@@ -132,7 +132,7 @@ func (ep *EP) Disconnect(graceful bool) error {
 		ep.state = EPDisconnectPending
 	}
 	ep.mu.Unlock()
-	if err := ep.qp.Disconnect(graceful || pending && false); err != nil && err != rdma.ErrState {
+	if err := ep.qp.Disconnect(graceful); err != nil && err != rdma.ErrState {
 		return mapTransportError(err)
 	}
 	if pending {

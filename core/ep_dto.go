@@ -34,7 +34,7 @@ func (ep *EP) checkPostStateLocked() error {
 	return nil
 }
 
-// flushLocked completes a request posted on a disconnected EP at once with
+// flush completes a request posted on a disconnected EP at once with
 // DAT_DTO_ERR_FLUSHED, as the post pages require.
 func (ep *EP) flush(sink *epSink, cookie uint64) {
 	sink.PushCompletion(&rdma.Completion{Status: rdma.StatusFlushed, Cookie: cookie, QP: ep.qp})

@@ -243,7 +243,9 @@ func (e *EVD) Wait(timeout time.Duration, threshold int, out *Event) (int, error
 
 func (e *EVD) ready(threshold int) bool {
 	if threshold == 1 {
-		return e.notifies > 0 || (e.count > 0 && e.notifies == e.count)
+		// Only notification events wake a waiter (solicited wait and
+		// unsignalled completions stay queued until one arrives).
+		return e.notifies > 0
 	}
 	return e.count >= threshold
 }

@@ -45,10 +45,10 @@ func (p MemPriv) access() rdma.Access {
 // LMRRegion describes what an LMR registers: an address range of the
 // consumer (virtual and shared virtual) or an existing LMR.
 type LMRRegion struct {
-	Type    MemType
-	Addr    uint64
-	LMR     *LMR
-	Cookie  [40]byte // shared virtual memory id
+	Type   MemType
+	Addr   uint64
+	LMR    *LMR
+	Cookie [40]byte // shared virtual memory id
 }
 
 // LMR is a registered local memory region.

@@ -16,7 +16,7 @@ func epAttrFromC(a *C.DAT_EP_ATTR) core.EPAttr {
 		ServiceType: uint32(a.service_type), MaxMessageSize: uint64(a.max_message_size), MaxRDMASize: uint64(a.max_rdma_size),
 		QoS: uint32(a.qos), RecvCompletionFlags: core.CompletionFlags(a.recv_completion_flags),
 		RequestCompletionFlags: core.CompletionFlags(a.request_completion_flags),
-		MaxRecvDTOs: int(a.max_recv_dtos), MaxRequestDTOs: int(a.max_request_dtos),
+		MaxRecvDTOs:            int(a.max_recv_dtos), MaxRequestDTOs: int(a.max_request_dtos),
 		MaxRecvIOV: int(a.max_recv_iov), MaxRequestIOV: int(a.max_request_iov),
 		MaxRDMAReadIn: int(a.max_rdma_read_in), MaxRDMAReadOut: int(a.max_rdma_read_out),
 		SRQSoftHW: int(a.srq_soft_hw), MaxRDMAReadIOV: int(a.max_rdma_read_iov), MaxRDMAWriteIOV: int(a.max_rdma_write_iov),
@@ -331,8 +331,8 @@ func go_dat_ep_get_status(h C.DAT_EP_HANDLE, state *C.DAT_EP_STATE, recvIdle, re
 	if state != nil {
 		*state = epStates[s]
 	}
-	// Idleness of the queues is not tracked; DAT allows "unknown" only
-	// as DAT_FALSE-free booleans, so report the conservative answer.
+	// The queues' idleness is not tracked yet, so report the conservative
+	// answer: DAT_FALSE means "may have work in flight".
 	if recvIdle != nil {
 		*recvIdle = C.DAT_FALSE
 	}
