@@ -3,6 +3,7 @@
 #ifndef GODAT_CTEST_CHILD_H
 #define GODAT_CTEST_CHILD_H
 
+#include "common.h"
 #include <errno.h>
 #include <signal.h>
 #include <time.h>
@@ -35,6 +36,35 @@ static inline int wait_bounded(pid_t pid, int limit_s, int *status)
 		}
 		usleep(10000);
 	}
+}
+
+extern char **environ;
+
+/* A copy of the environment without the variables in drop[] and with
+ * add[] appended, built before fork so the child only has to exec. */
+static inline char **make_env(const char *const *drop, char *const *add)
+{
+	size_t n = 0, k = 0, na = 0;
+	while (environ[n])
+		n++;
+	while (add[na])
+		na++;
+	char **env = calloc(n + na + 1, sizeof *env);
+	assert_non_null(env);
+	for (size_t i = 0; i < n; i++) {
+		int skip = 0;
+		for (const char *const *d = drop; *d; d++) {
+			size_t l = strlen(*d);
+			if (strncmp(environ[i], *d, l) == 0 && environ[i][l] == '=')
+				skip = 1;
+		}
+		if (!skip)
+			env[k++] = environ[i];
+	}
+	for (size_t i = 0; i < na; i++)
+		env[k++] = add[i];
+	env[k] = NULL;
+	return env;
 }
 
 #endif

@@ -18,7 +18,6 @@
 
 #define CHILD_LIMIT_S 10
 
-extern char **environ;
 
 
 /* ---- the child: runs with GODAT_TEST_PANIC=1 ------------------------- */
@@ -75,32 +74,6 @@ static int panic_child(void)
 
 /* ---- the parent ---------------------------------------------------------- */
 
-/* A copy of the environment without the variables in drop[] and with
- * add[] appended. Built before fork so the child only has to exec. */
-static char **make_env(const char *const *drop, char *const *add)
-{
-	size_t n = 0, k = 0, na = 0;
-	while (environ[n])
-		n++;
-	while (add[na])
-		na++;
-	char **env = calloc(n + na + 1, sizeof *env);
-	assert_non_null(env);
-	for (size_t i = 0; i < n; i++) {
-		int skip = 0;
-		for (const char *const *d = drop; *d; d++) {
-			size_t l = strlen(*d);
-			if (strncmp(environ[i], *d, l) == 0 && environ[i][l] == '=')
-				skip = 1;
-		}
-		if (!skip)
-			env[k++] = environ[i];
-	}
-	for (size_t i = 0; i < na; i++)
-		env[k++] = add[i];
-	env[k] = NULL;
-	return env;
-}
 
 /* The child, re-executed with GODAT_TEST_PANIC=1 (and its log, with the
  * Go stack of the recovered panic, sent to a temporary file), exits 0: the

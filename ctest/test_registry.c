@@ -20,37 +20,10 @@
 
 #define CHILD_LIMIT_S 10
 
-extern char **environ;
 
 /* ---- helpers ------------------------------------------------------------- */
 
 
-/* A copy of the environment without the variables in drop[] and with
- * add[] appended, built before fork so the child only has to exec. */
-static char **make_env(const char *const *drop, char *const *add)
-{
-	size_t n = 0, k = 0, na = 0;
-	while (environ[n])
-		n++;
-	while (add[na])
-		na++;
-	char **env = calloc(n + na + 1, sizeof *env);
-	assert_non_null(env);
-	for (size_t i = 0; i < n; i++) {
-		int skip = 0;
-		for (const char *const *d = drop; *d; d++) {
-			size_t l = strlen(*d);
-			if (strncmp(environ[i], *d, l) == 0 && environ[i][l] == '=')
-				skip = 1;
-		}
-		if (!skip)
-			env[k++] = environ[i];
-	}
-	for (size_t i = 0; i < na; i++)
-		env[k++] = add[i];
-	env[k] = NULL;
-	return env;
-}
 
 /* Runs this program again as `self mode arg` with env; fails the test
  * unless it exits 0 within CHILD_LIMIT_S. */

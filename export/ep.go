@@ -262,10 +262,11 @@ func go_dat_ep_post_send(h C.DAT_EP_HANDLE, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLE
 	if err != nil {
 		return datReturn(err)
 	}
-	if n < 0 || n > 0 && iov == nil {
-		return datReturn(core.ErrArg(2))
+	segs, err := iovOf(iov, n)
+	if err != nil {
+		return datReturn(err)
 	}
-	return datReturn(ep.PostSend(segmentsOf(iov, n), uint64(cookie), core.CompletionFlags(flags)))
+	return datReturn(ep.PostSend(segs, uint64(cookie), core.CompletionFlags(flags)))
 }
 
 //export go_dat_ep_post_recv
@@ -275,10 +276,11 @@ func go_dat_ep_post_recv(h C.DAT_EP_HANDLE, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLE
 	if err != nil {
 		return datReturn(err)
 	}
-	if n < 0 || n > 0 && iov == nil {
-		return datReturn(core.ErrArg(2))
+	segs, err := iovOf(iov, n)
+	if err != nil {
+		return datReturn(err)
 	}
-	return datReturn(ep.PostRecv(segmentsOf(iov, n), uint64(cookie), core.CompletionFlags(flags)))
+	return datReturn(ep.PostRecv(segs, uint64(cookie), core.CompletionFlags(flags)))
 }
 
 func remoteOf(r *C.DAT_RMR_TRIPLET) *core.RemoteSegment {
@@ -292,13 +294,14 @@ func go_dat_ep_post_rdma_read(h C.DAT_EP_HANDLE, n C.DAT_COUNT, iov *C.DAT_LMR_T
 	if err != nil {
 		return datReturn(err)
 	}
-	if n < 0 || n > 0 && iov == nil {
-		return datReturn(core.ErrArg(2))
+	segs, err := iovOf(iov, n)
+	if err != nil {
+		return datReturn(err)
 	}
 	if remote == nil {
 		return datReturn(core.ErrArg(5))
 	}
-	return datReturn(ep.PostRDMARead(segmentsOf(iov, n), uint64(cookie), remoteOf(remote), core.CompletionFlags(flags)))
+	return datReturn(ep.PostRDMARead(segs, uint64(cookie), remoteOf(remote), core.CompletionFlags(flags)))
 }
 
 //export go_dat_ep_post_rdma_write
@@ -308,13 +311,14 @@ func go_dat_ep_post_rdma_write(h C.DAT_EP_HANDLE, n C.DAT_COUNT, iov *C.DAT_LMR_
 	if err != nil {
 		return datReturn(err)
 	}
-	if n < 0 || n > 0 && iov == nil {
-		return datReturn(core.ErrArg(2))
+	segs, err := iovOf(iov, n)
+	if err != nil {
+		return datReturn(err)
 	}
 	if remote == nil {
 		return datReturn(core.ErrArg(5))
 	}
-	return datReturn(ep.PostRDMAWrite(segmentsOf(iov, n), uint64(cookie), remoteOf(remote), core.CompletionFlags(flags)))
+	return datReturn(ep.PostRDMAWrite(segs, uint64(cookie), remoteOf(remote), core.CompletionFlags(flags)))
 }
 
 //export go_dat_ep_get_status

@@ -131,6 +131,15 @@ func segmentsOf(iov *C.DAT_LMR_TRIPLET, n C.DAT_COUNT) []core.Segment {
 	return unsafe.Slice((*core.Segment)(unsafe.Pointer(iov)), int(n))
 }
 
+// iovOf checks a DTO's local IOV (count and pointer, argument 2) and views
+// it as segments.
+func iovOf(iov *C.DAT_LMR_TRIPLET, n C.DAT_COUNT) ([]core.Segment, error) {
+	if n < 0 || n > 0 && iov == nil {
+		return nil, core.ErrArg(2)
+	}
+	return segmentsOf(iov, n), nil
+}
+
 func syncRDMA(h C.DAT_IA_HANDLE, iov *C.DAT_LMR_TRIPLET, n C.DAT_VLEN) C.DAT_RETURN {
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
