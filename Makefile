@@ -19,7 +19,7 @@ HEADERS := $(wildcard include/dat/*.h)
 # pkg-config, as a consumer would, and the repository's dat.conf.
 TESTENV := PKG_CONFIG_PATH=$(CURDIR)/$(PCDIR) DAT_OVERRIDE=$(CURDIR)/dat.conf
 
-.PHONY: all check install example clean gotest ctest abi headers symbols installcheck
+.PHONY: all check install example clean gotest ctest abi headers symbols installcheck coverage
 
 # Paths under the prefix are written as ${prefix}/... in dat.pc, so that
 # pkg-config --define-prefix can relocate a staged (DESTDIR) install.
@@ -65,6 +65,10 @@ symbols: $(LIB)
 
 ctest: all
 	$(MAKE) -C ctest check TESTENV="$(TESTENV)"
+
+# Every man page return value maps to a C test case (ctest/COVERAGE.md).
+coverage:
+	$(GO) run ./ctest/coverage -check ctest/coverage/retvals.tsv ctest/COVERAGE.md ctest
 
 installcheck: all
 	ctest/install.sh $(CURDIR)
