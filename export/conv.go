@@ -32,11 +32,10 @@ func putSockaddr(p unsafe.Pointer, a netip.AddrPort) *C.DAT_SOCK_ADDR {
 	if ip.Is4() || ip.Is4In6() || !ip.IsValid() {
 		*(*C.sa_family_t)(p) = C.AF_INET
 		binary.BigEndian.PutUint16(b[2:], a.Port())
-		v4 := ip.Unmap().As4()
-		if !ip.IsValid() {
-			v4 = [4]byte{}
+		if ip.IsValid() {
+			v4 := ip.Unmap().As4()
+			copy(b[4:8], v4[:])
 		}
-		copy(b[4:8], v4[:])
 	} else {
 		*(*C.sa_family_t)(p) = C.AF_INET6
 		binary.BigEndian.PutUint16(b[2:], a.Port())
