@@ -16,6 +16,11 @@ var (
 	ErrUnreachable = errors.New("rdma: address unreachable")
 	// ErrInvalid: a malformed argument (bad SGE count, length, key).
 	ErrInvalid = errors.New("rdma: invalid argument")
+	// ErrProtection: memory registered in another protection domain.
+	ErrProtection = errors.New("rdma: protection domain mismatch")
+	// ErrPrivileges: an unknown memory key, or a region without the access
+	// the operation needs.
+	ErrPrivileges = errors.New("rdma: memory privileges violation")
 	// ErrClosed: the object was destroyed.
 	ErrClosed = errors.New("rdma: closed")
 )

@@ -162,11 +162,64 @@ type MR interface {
 	Deregister() error
 }
 
-// SRQ is a shared receive queue owned by the backend.
+// SRQConfig describes a shared receive queue.
+type SRQConfig struct {
+	PD     uint32 // receive buffers must be registered in this protection domain
+	MaxWR  int    // receives the SRQ holds at most (posted and not yet taken)
+	MaxSGE int    // scatter entries per receive
+	// Limit receives the low-watermark notification armed by ArmLimit.
+	Limit LimitHandler
+}
+
+// LimitHandler receives an SRQ's low-watermark notification; core implements
+// it. It is called from ArmLimit, or from inside a QP's progress when that QP
+// takes a receive (the QP's lock may be held): it must not block or call back
+// into the QP.
+type LimitHandler interface {
+	SRQLimit(s SRQ)
+}
+
+// SRQ is a shared receive queue. The SRQ owns the ring of posted receives;
+// QPs created with QPConfig.SRQ have no receive queue of their own and pull
+// from it. The contract between an SRQ and any QP implementation using it:
+//
+//   - A QP calls Take when a message has arrived and it is ready to place
+//     it (never ahead of need): the receive leaves the SRQ at that moment,
+//     and the QP then owes exactly one receive completion for it, pushed to
+//     its RecvCQ in the connection's message order, whatever the outcome
+//     (success, length or protection error, flush).
+//   - A QP checks the receive's scatter list against the SRQ's PD, not its
+//     own: the SRQ and its QPs may be in different protection domains.
+//   - When Take finds the SRQ empty the QP leaves the message where it is and
+//     behaves exactly as with an empty receive queue of its own; the SRQ
+//     remembers that a QP starved and its next PostRecv rings the device
+//     doorbell, so a sleeping waiter progresses that QP again.
+//   - Take is safe from any goroutine and may be called with the QP's lock
+//     held; it may call the LimitHandler before it returns.
 type SRQ interface {
+	// PostRecv appends a receive after checking its scatter list against
+	// the registration table: ErrInvalid for a segment outside its region,
+	// ErrProtection for a region of another PD, ErrPrivileges for an unknown
+	// key or a region without local write access, ErrQueueFull when MaxWR
+	// receives are posted.
 	PostRecv(wr *RecvWR) error
-	// Counts reports receives posted and not yet consumed by an arrival.
-	Posted() int
+	// Take removes the oldest posted receive: its scatter list is copied
+	// into sgl (which has room for MaxSGE entries) and its cookie and entry
+	// count are returned; ok is false when the SRQ is empty or destroyed.
+	Take(sgl []SGE) (cookie uint64, n int, ok bool)
+	// PD is the protection domain receive buffers are checked against.
+	PD() uint32
+	// Available is the number of receives posted and not yet taken.
+	Available() int
+	// Resize changes MaxWR; it never drops a posted receive: ErrState when
+	// more than maxWR receives are posted.
+	Resize(maxWR int) error
+	// ArmLimit arms a one-shot low-watermark notification: the SRQ calls
+	// its LimitHandler once, the first time fewer than limit receives are
+	// posted, at once from inside ArmLimit when that is already so. Each
+	// call replaces the previous arming; limit <= 0 disarms.
+	ArmLimit(limit int)
+	// Destroy releases the SRQ; posted receives are dropped.
 	Destroy() error
 }
 
@@ -176,7 +229,7 @@ type QPConfig struct {
 	SendCQ      CompletionSink
 	RecvCQ      CompletionSink
 	Conn        ConnHandler
-	SRQ         SRQ // nil: the QP has its own receive queue
+	SRQ         SRQ // nil: the QP has its own receive queue; else MaxRecv and MaxRecvSGE are unused
 	MaxSend     int
 	MaxRecv     int
 	MaxSendSGE  int
@@ -241,7 +294,7 @@ type Device interface {
 	Doorbell() Doorbell
 	RegisterMR(pd uint32, addr uint64, length uint64, access Access) (MR, error)
 	CreateQP(cfg QPConfig) (QP, error)
-	CreateSRQ(pd uint32, maxWR, maxSGE int, sink CompletionSink) (SRQ, error)
+	CreateSRQ(cfg SRQConfig) (SRQ, error)
 	// Listen binds qual (or any free qualifier when any is true).
 	Listen(qual uint64, any bool, h ListenHandler) (Listener, error)
 	Close() error

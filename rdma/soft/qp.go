@@ -115,6 +115,12 @@ type qp struct {
 	rqMask, maxRecv uint64
 	rqHead, rqTl    uint64
 
+	// With a shared receive queue there is no rq: nextRecv takes from srq
+	// into srqEnt, checked against the SRQ's protection domain.
+	srq    rdma.SRQ
+	srqPD  uint32
+	srqEnt recvEnt
+
 	maxSendSGE, maxRecvSGE int
 
 	comp       rdma.Completion
@@ -149,19 +155,25 @@ func clampSGE(n int) int {
 }
 
 func (d *device) CreateQP(cfg rdma.QPConfig) (rdma.QP, error) {
-	if cfg.SendCQ == nil || cfg.RecvCQ == nil || cfg.SRQ != nil {
+	if cfg.SendCQ == nil || cfg.RecvCQ == nil {
 		return nil, rdma.ErrInvalid
 	}
-	if cfg.MaxSend > maxQPWR || cfg.MaxRecv > maxQPWR || cfg.MaxSendSGE > maxSGE || cfg.MaxRecvSGE > maxSGE {
+	if cfg.MaxSend > maxQPWR || cfg.MaxSendSGE > maxSGE ||
+		cfg.SRQ == nil && (cfg.MaxRecv > maxQPWR || cfg.MaxRecvSGE > maxSGE) {
 		return nil, rdma.ErrInvalid
 	}
 	q := &qp{dev: d, cfg: cfg, tab: d.seg}
 	q.maxSend = clampWR(cfg.MaxSend)
-	q.maxRecv = clampWR(cfg.MaxRecv)
 	q.sq = make([]sendEnt, pow2(q.maxSend))
 	q.sqMask = uint64(len(q.sq) - 1)
-	q.rq = make([]recvEnt, pow2(q.maxRecv))
-	q.rqMask = uint64(len(q.rq) - 1)
+	if cfg.SRQ != nil {
+		// No receive queue of its own: that memory is what an SRQ saves.
+		q.srq, q.srqPD = cfg.SRQ, cfg.SRQ.PD()
+	} else {
+		q.maxRecv = clampWR(cfg.MaxRecv)
+		q.rq = make([]recvEnt, pow2(q.maxRecv))
+		q.rqMask = uint64(len(q.rq) - 1)
+	}
 	q.maxSendSGE = clampSGE(cfg.MaxSendSGE)
 	q.maxRecvSGE = clampSGE(cfg.MaxRecvSGE)
 	q.comp.QP = q
@@ -232,6 +244,10 @@ func (q *qp) PostRecv(wr *rdma.RecvWR) error {
 	if q.state == stDestroyed {
 		q.mu.Unlock()
 		return rdma.ErrClosed
+	}
+	if q.srq != nil {
+		q.mu.Unlock()
+		return rdma.ErrState
 	}
 	if q.rqTl-q.rqHead >= q.maxRecv {
 		q.mu.Unlock()
@@ -309,30 +325,46 @@ func (q *qp) drainCtrl() {
 	c.inC.commit() // never blocked by design
 }
 
-// peekRecv returns the next posted receive (the hook an SRQ will feed).
-func (q *qp) peekRecv() *recvEnt {
-	if q.rqHead == q.rqTl {
+// nextRecv returns the receive for the message at the head of the inbound
+// ring: the next one posted to the QP, or one taken from the SRQ (taken only
+// here, when the message is about to be placed; see rdma.SRQ).
+func (q *qp) nextRecv() *recvEnt {
+	if q.srq == nil {
+		if q.rqHead == q.rqTl {
+			return nil
+		}
+		return &q.rq[q.rqHead&q.rqMask]
+	}
+	e := &q.srqEnt
+	cookie, n, ok := q.srq.Take(e.sgl[:])
+	if !ok {
 		return nil
 	}
-	return &q.rq[q.rqHead&q.rqMask]
+	e.cookie, e.nsge = cookie, n
+	return e
 }
 
-func (q *qp) popRecv() { q.rqHead++ }
+// popRecv consumes the receive nextRecv returned (an SRQ's is already gone).
+func (q *qp) popRecv() {
+	if q.srq == nil {
+		q.rqHead++
+	}
+}
 
 func (q *qp) drainData() int {
 	c := q.c
 	n := 0
 	for c.in.avail() {
-		r := q.peekRecv()
-		if r == nil {
-			break
-		}
 		m := c.mem
 		off := c.in.slot(c.in.tail)
 		kind := m.get32(off + msgOffKind)
 		if kind == msgRendezvous && (c.ending || !c.outC.canPut()) {
 			// Peer gone (its send was flushed, the buffer may be reused), or
 			// no room for the ack (not expected: acks are bounded).
+			break
+		}
+		r := q.nextRecv()
+		if r == nil {
 			break
 		}
 		flags := m.get32(off + msgOffFlags)
@@ -381,12 +413,16 @@ func (q *qp) drainData() int {
 // checkRecv validates a receive for a message of L bytes.
 func (q *qp) checkRecv(r *recvEnt, L uint64) rdma.Status {
 	var capacity uint64
+	pd := q.cfg.PD
+	if q.srq != nil {
+		pd = q.srqPD
+	}
 	for i := 0; i < r.nsge; i++ {
 		s := &r.sgl[i]
 		if s.Length == 0 {
 			continue
 		}
-		if !mrCheck(q.tab, s.LKey, q.cfg.PD, s.Addr, s.Length, rdma.AccessLocalWrite) {
+		if !mrCheck(q.tab, s.LKey, pd, s.Addr, s.Length, rdma.AccessLocalWrite) {
 			return rdma.StatusLocalProtection
 		}
 		capacity += s.Length

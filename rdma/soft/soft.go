@@ -44,6 +44,7 @@ type device struct {
 	mu     sync.Mutex
 	closed bool
 	qps    map[*qp]struct{}
+	srqs   map[*srq]struct{}
 	lsns   map[*listener]struct{}
 }
 
@@ -67,7 +68,7 @@ func Open(params map[string]string) (rdma.Device, error) {
 		return nil, fmt.Errorf("soft: IA segment: %v: %w", err, rdma.ErrNoResources)
 	}
 	d := &device{addr: addr, fd: fd, seg: seg, pid: os.Getpid(),
-		qps: map[*qp]struct{}{}, lsns: map[*listener]struct{}{}}
+		qps: map[*qp]struct{}{}, srqs: map[*srq]struct{}{}, lsns: map[*listener]struct{}{}}
 	d.db.m = seg
 	seg.st32(iaOffMagic, iaMagic)
 	seg.st32(iaOffPid, uint32(d.pid))
@@ -104,8 +105,8 @@ func (d *device) Attr() rdma.DeviceAttr {
 		MaxMsgSize:     maxMsgSize,
 		MaxRDMASize:    maxMsgSize,
 		MaxReadsPerQP:  maxReadsPerQ,
-		MaxSRQ:         0,
-		MaxSRQWR:       0,
+		MaxSRQ:         maxSRQs,
+		MaxSRQWR:       maxSRQWR,
 		MaxPrivateData: maxPrivData,
 		MaxQualAny:     ^uint64(0),
 	}
@@ -113,10 +114,6 @@ func (d *device) Attr() rdma.DeviceAttr {
 
 func (d *device) Addr() netip.Addr        { return d.addr }
 func (d *device) Doorbell() rdma.Doorbell { return &d.db }
-
-func (d *device) CreateSRQ(pd uint32, maxWR, maxSGE int, sink rdma.CompletionSink) (rdma.SRQ, error) {
-	return nil, fmt.Errorf("soft: shared receive queues not implemented: %w", rdma.ErrNoResources)
-}
 
 // Close destroys the device's queue pairs and listeners and unmaps the IA
 // segment (peers keep their own mappings until they disconnect).
@@ -131,6 +128,10 @@ func (d *device) Close() error {
 	for q := range d.qps {
 		qps = append(qps, q)
 	}
+	srqs := make([]*srq, 0, len(d.srqs))
+	for s := range d.srqs {
+		srqs = append(srqs, s)
+	}
 	ls := make([]*listener, 0, len(d.lsns))
 	for l := range d.lsns {
 		ls = append(ls, l)
@@ -141,6 +142,9 @@ func (d *device) Close() error {
 	}
 	for _, q := range qps {
 		_ = q.Destroy()
+	}
+	for _, s := range srqs {
+		_ = s.Destroy()
 	}
 	d.mrs.mu.Lock()
 	d.mrs.m = shm{}
