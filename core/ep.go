@@ -1,8 +1,10 @@
 package core
 
 import (
+	"math"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 
 	"godat/rdma"
 )
@@ -30,6 +32,30 @@ type EP struct {
 	wr       rdma.SendWR
 	rwr      rdma.RecvWR
 	dead     bool
+	hwBroken bool // the coming disconnect is the hard watermark's: report BROKEN
+
+	// Receive accounting, updated by the sinks under the QP's lock, hence
+	// atomics (the sinks must not take ep.mu). held is the watermarks'
+	// "buffers at the EP" (see SRQ); rqPosted counts receives posted to the
+	// EP's own queue and not completed (dat_ep_recv_query).
+	held     atomic.Int32
+	rqPosted atomic.Int32
+	softArm  atomic.Int32 // armed soft high watermark; wmOff once fired or infinite
+	hardWM   atomic.Int32 // hard high watermark; wmOff when infinite
+	breaking atomic.Bool  // a hard-watermark disconnect is under way
+}
+
+// WatermarkInfinite is DAT_WATERMARK_INFINITE: no high watermark.
+const WatermarkInfinite = -1
+
+// wmOff is a threshold no count exceeds.
+const wmOff = math.MaxInt32
+
+func wmThreshold(v int) int32 {
+	if v < 0 || v >= wmOff {
+		return wmOff
+	}
+	return int32(v)
 }
 
 // epSink turns transport completions into DTO events on the EP's EVD.
@@ -40,11 +66,32 @@ type epSink struct {
 }
 
 func (s *epSink) PushCompletion(c *rdma.Completion) {
-	if s.evd == nil {
+	ep := s.ep
+	var srq *SRQ
+	held := false
+	if s.recv {
+		srq = ep.srq
+		if srq == nil {
+			ep.rqPosted.Add(-1)
+		}
+		if s.evd == nil {
+			// Nobody will reap this completion: the buffer is back now.
+			if srq != nil {
+				srq.outstanding.Add(-1)
+			}
+			return
+		}
+		if c.Status != rdma.StatusFlushed {
+			// A message consumed this buffer: it is at the EP until the
+			// consumer dequeues the completion.
+			held = true
+			ep.tookBuffer(ep.held.Add(1))
+		}
+	} else if s.evd == nil {
 		return
 	}
-	ev := Event{Number: EventDTOCompletion, EP: s.ep, Cookie: c.Cookie, Length: c.Length,
-		Status: DTOStatus(c.Status), notify: true}
+	ev := Event{Number: EventDTOCompletion, EP: ep, Cookie: c.Cookie, Length: c.Length,
+		Status: DTOStatus(c.Status), notify: true, srq: srq, held: held}
 	if s.recv && s.ep.attr.RecvCompletionFlags&CompletionSolicitedWait != 0 &&
 		!c.Solicited && c.Status == rdma.StatusSuccess {
 		ev.notify = false
@@ -65,7 +112,14 @@ func (ia *IA) CreateEP(cfg EPConfig) (*EP, error) {
 	attr := ia.DefaultEPAttr()
 	if cfg.Attr != nil {
 		attr = *cfg.Attr
-		if err := ia.checkEPAttr(&attr, 6); err != nil {
+		arg := 6
+		if cfg.SRQ != nil {
+			arg = 7
+			if attr.SRQSoftHW < WatermarkInfinite {
+				return nil, ErrArg(arg)
+			}
+		}
+		if err := ia.checkEPAttr(&attr, arg); err != nil {
 			return nil, err
 		}
 	}
@@ -76,6 +130,11 @@ func (ia *IA) CreateEP(cfg EPConfig) (*EP, error) {
 	}
 	if err := cfg.PZ.usableLocked(ia); err != nil {
 		return nil, err
+	}
+	if cfg.SRQ != nil {
+		if err := cfg.SRQ.usableLocked(ia); err != nil {
+			return nil, err
+		}
 	}
 	for _, c := range []struct {
 		evd  *EVD
@@ -91,6 +150,13 @@ func (ia *IA) CreateEP(cfg EPConfig) (*EP, error) {
 	}
 	ep := &EP{ia: ia, pz: cfg.PZ, srq: cfg.SRQ, attr: attr, recvEVD: cfg.RecvEVD, reqEVD: cfg.ReqEVD, connEVD: cfg.ConnEVD}
 	ep.kind = TypeEP
+	// srq_soft_hw is the initial soft high watermark of an EP that uses an
+	// SRQ; other EPs start unarmed (dat_ep_set_watermark arms any EP).
+	ep.softArm.Store(wmOff)
+	if cfg.SRQ != nil {
+		ep.softArm.Store(wmThreshold(attr.SRQSoftHW))
+	}
+	ep.hardWM.Store(wmOff)
 	ep.recvSink = epSink{ep: ep, evd: cfg.RecvEVD, recv: true}
 	ep.reqSink = epSink{ep: ep, evd: cfg.ReqEVD}
 	qcfg := rdma.QPConfig{
@@ -190,11 +256,20 @@ func (ep *EP) Modify(attr EPAttr) error {
 	// The queue pair was sized at creation; growing the queues or IOVs
 	// beyond that would need a new QP, which the transport cannot swap
 	// under a live EP.
+	if ep.srq != nil && attr.SRQSoftHW < WatermarkInfinite {
+		return ErrArg(3)
+	}
 	if attr.MaxRecvDTOs > ep.attr.MaxRecvDTOs || attr.MaxRequestDTOs > ep.attr.MaxRequestDTOs ||
 		attr.MaxRecvIOV > ep.attr.MaxRecvIOV || attr.MaxRequestIOV > ep.attr.MaxRequestIOV {
 		return ErrModelNotSupported
 	}
+	rearm := ep.srq != nil && attr.SRQSoftHW != ep.attr.SRQSoftHW
 	ep.attr = attr
+	if rearm {
+		// A new srq_soft_hw is a new setting of the soft watermark.
+		ep.softArm.Store(wmThreshold(attr.SRQSoftHW))
+		ep.checkSoft(ep.held.Load())
+	}
 	return nil
 }
 

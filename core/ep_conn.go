@@ -64,6 +64,9 @@ func (ep *EP) ConnEvent(_ rdma.QP, ev rdma.ConnEvent) {
 		}
 		active := ep.state == EPActiveConnectionPending
 		ep.state = EPConnected
+		ep.hwBroken = false
+		ep.breaking.Store(false)
+		defer ep.connectedWatermark()
 		out.Number = EventConnEstablished
 		if active {
 			ep.private = append([]byte(nil), ev.PrivateData...)
@@ -93,9 +96,11 @@ func (ep *EP) ConnEvent(_ rdma.QP, ev rdma.ConnEvent) {
 		}
 		ep.state = EPDisconnected
 		out.Number = EventConnDisconnected
-		if ev.Kind == rdma.ConnBroken {
+		if ev.Kind == rdma.ConnBroken || ep.hwBroken {
 			out.Number = EventConnBroken
 		}
+		ep.hwBroken = false
+		ep.breaking.Store(false)
 	default:
 		ep.mu.Unlock()
 		return

@@ -142,5 +142,12 @@ func (ep *EP) PostRecv(segs []Segment, cookie uint64, flags CompletionFlags) err
 		return err
 	}
 	ep.rwr = rdma.RecvWR{Cookie: cookie, SGL: sgl}
-	return mapTransportError(ep.qp.PostRecv(&ep.rwr))
+	// Counted before the post: its completion may be pushed before
+	// PostRecv returns.
+	ep.rqPosted.Add(1)
+	err = ep.qp.PostRecv(&ep.rwr)
+	if err != nil {
+		ep.rqPosted.Add(-1)
+	}
+	return mapTransportError(err)
 }

@@ -141,6 +141,9 @@ func (e *EVD) popLocked(out *Event) {
 	if out.notify {
 		e.notifies--
 	}
+	if out.srq != nil || out.held {
+		out.reaped()
+	}
 	if e.count <= e.qlen {
 		e.overflow = false
 	}
@@ -416,6 +419,10 @@ func (e *EVD) destroyLocked() {
 	e.dead = true
 	cno := e.cno
 	e.cno = nil
+	for i := 0; i < e.count; i++ {
+		// Completions nobody will reap give their buffers back.
+		e.ring[(e.head+i)%len(e.ring)].reaped()
+	}
 	e.ring = nil
 	e.count, e.notifies = 0, 0
 	e.mu.Unlock()

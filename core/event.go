@@ -85,4 +85,9 @@ type Event struct {
 	// notify is false for completions that must not wake a waiter
 	// (unsignalled, or not solicited on a solicited-wait stream).
 	notify bool
+
+	// A receive completion's accounting, released when it is reaped: the
+	// SRQ whose buffer it carries, and whether it counts in EP's held.
+	srq  *SRQ
+	held bool
 }

@@ -140,11 +140,11 @@ func (ia *IA) liveLocked() error {
 	return nil
 }
 
-// asyncError posts an asynchronous error event about target.
+// asyncError posts an asynchronous error event about target. It runs in
+// sinks under a QP's lock, so it must not take ia.mu (ia.mu is held around
+// QP destruction); asyncEVD is set once in OpenIA and never changes.
 func (ia *IA) asyncError(num EventNumber, target Obj, reason uint32) {
-	ia.mu.Lock()
 	evd := ia.asyncEVD
-	ia.mu.Unlock()
 	if evd != nil {
 		evd.push(&Event{Number: num, Target: target, Reason: reason, notify: true})
 	}

@@ -369,17 +369,45 @@ func go_dat_ep_reset(h C.DAT_EP_HANDLE) (ret C.DAT_RETURN) {
 //export go_dat_ep_recv_query
 func go_dat_ep_recv_query(h C.DAT_EP_HANDLE, nbufs, span *C.DAT_COUNT) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_ep_recv_query")
-	if _, err := epOf(h); err != nil {
+	ep, err := epOf(h)
+	if err != nil {
 		return datReturn(err)
 	}
-	return datReturn(core.ErrNotImplemented)
+	if nbufs == nil && span == nil {
+		// Nothing asked for: the one malformed call this page allows.
+		return datReturn(core.ErrArg(2))
+	}
+	n, sp, err := ep.RecvQuery()
+	if err != nil {
+		return datReturn(err)
+	}
+	if nbufs != nil {
+		*nbufs = C.DAT_COUNT(n)
+	}
+	if span != nil {
+		*span = C.DAT_COUNT(sp)
+	}
+	return C.DAT_SUCCESS
+}
+
+// watermarkOf maps DAT_WATERMARK_INFINITE to core's value; any other
+// negative count stays negative and is rejected by core.
+func watermarkOf(v C.DAT_COUNT) int {
+	if v == C.DAT_WATERMARK_INFINITE {
+		return core.WatermarkInfinite
+	}
+	if v < 0 {
+		return core.WatermarkInfinite - 1
+	}
+	return int(v)
 }
 
 //export go_dat_ep_set_watermark
 func go_dat_ep_set_watermark(h C.DAT_EP_HANDLE, soft, hard C.DAT_COUNT) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_ep_set_watermark")
-	if _, err := epOf(h); err != nil {
+	ep, err := epOf(h)
+	if err != nil {
 		return datReturn(err)
 	}
-	return datReturn(core.ErrNotImplemented)
+	return datReturn(ep.SetWatermark(watermarkOf(soft), watermarkOf(hard)))
 }

@@ -199,11 +199,15 @@ func fillProviderAttr(out *C.DAT_PROVIDER_ATTR, ia *core.IA) {
 	v.ep_creator = C.DAT_PSP_CREATES_EP_NEVER
 	v.pz_support = C.DAT_PZ_UNIQUE
 	v.optimal_buffer_alignment = C.DAT_OPTIMAL_ALIGNMENT
-	v.srq_supported = C.DAT_FALSE
-	v.srq_watermarks_supported = C.DAT_FALSE
-	v.srq_ep_pz_difference_supported = C.DAT_FALSE
-	v.srq_info_supported = C.DAT_FALSE
-	v.ep_recv_info_supported = C.DAT_FALSE
+	// SRQs with low and high watermarks, exact available/outstanding counts
+	// and dat_ep_recv_query counts; an SRQ's buffers are checked against its
+	// own PZ, so its EPs may use other PZs. DAT 1.2 defines no values for
+	// the DAT_COUNT fields: 1 (DAT_TRUE) means supported.
+	v.srq_supported = C.DAT_TRUE
+	v.srq_watermarks_supported = C.DAT_TRUE
+	v.srq_ep_pz_difference_supported = C.DAT_TRUE
+	v.srq_info_supported = C.DAT_TRUE
+	v.ep_recv_info_supported = C.DAT_TRUE
 	v.lmr_sync_req = C.DAT_FALSE
 	v.dto_async_return_guaranteed = C.DAT_FALSE
 	v.rdma_write_for_rdma_read_req = C.DAT_FALSE

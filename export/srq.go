@@ -7,8 +7,7 @@ import "C"
 
 import "godat/core"
 
-// Shared receive queues: handles are validated; the SRQ semantics are the
-// subject of their own issue and report DAT_NOT_IMPLEMENTED until then.
+// Shared receive queues: dat_srq_* and the SRQ parameters of DAT 1.2.
 
 //export go_dat_srq_create
 func go_dat_srq_create(h C.DAT_IA_HANDLE, pzh C.DAT_PZ_HANDLE, attr *C.DAT_SRQ_ATTR, out *C.DAT_SRQ_HANDLE) (ret C.DAT_RETURN) {
@@ -42,44 +41,75 @@ func srqOf(h C.DAT_SRQ_HANDLE) (*core.SRQ, error) {
 //export go_dat_srq_free
 func go_dat_srq_free(h C.DAT_SRQ_HANDLE) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_srq_free")
-	if _, err := srqOf(h); err != nil {
+	s, err := srqOf(h)
+	if err != nil {
 		return datReturn(err)
 	}
-	return datReturn(core.ErrNotImplemented)
+	return datReturn(s.Free())
 }
 
 //export go_dat_srq_post_recv
 func go_dat_srq_post_recv(h C.DAT_SRQ_HANDLE, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_srq_post_recv")
-	if _, err := srqOf(h); err != nil {
+	s, err := srqOf(h)
+	if err != nil {
 		return datReturn(err)
 	}
-	return datReturn(core.ErrNotImplemented)
+	segs, err := iovOf(iov, n)
+	if err != nil {
+		return datReturn(err)
+	}
+	return datReturn(s.PostRecv(segs, uint64(cookie)))
 }
 
 //export go_dat_srq_query
 func go_dat_srq_query(h C.DAT_SRQ_HANDLE, mask C.DAT_SRQ_PARAM_MASK, out *C.DAT_SRQ_PARAM) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_srq_query")
-	if _, err := srqOf(h); err != nil {
+	s, err := srqOf(h)
+	if err != nil {
 		return datReturn(err)
 	}
-	return datReturn(core.ErrNotImplemented)
+	if mask&^C.DAT_SRQ_FIELD_ALL != 0 {
+		return datReturn(core.ErrArg(2))
+	}
+	if out == nil {
+		return datReturn(core.ErrArg(3))
+	}
+	p, err := s.Query()
+	if err != nil {
+		return datReturn(err)
+	}
+	// Every field is filled whatever the mask: the page lets the provider
+	// return more than was asked, and all of them are cheap and exact.
+	var v C.DAT_SRQ_PARAM
+	v.ia_handle = handleOf(s.IA())
+	v.srq_state = C.DAT_SRQ_STATE_OPERATIONAL
+	v.pz_handle = handleOf(p.PZ)
+	v.max_recv_dtos = C.DAT_COUNT(p.MaxRecvDTOs)
+	v.max_recv_iov = C.DAT_COUNT(p.MaxRecvIOV)
+	v.low_watermark = C.DAT_COUNT(p.LowWatermark)
+	v.available_dto_count = C.DAT_COUNT(p.Available)
+	v.outstanding_dto_count = C.DAT_COUNT(p.Outstanding)
+	*out = v
+	return C.DAT_SUCCESS
 }
 
 //export go_dat_srq_resize
 func go_dat_srq_resize(h C.DAT_SRQ_HANDLE, n C.DAT_COUNT) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_srq_resize")
-	if _, err := srqOf(h); err != nil {
+	s, err := srqOf(h)
+	if err != nil {
 		return datReturn(err)
 	}
-	return datReturn(core.ErrNotImplemented)
+	return datReturn(s.Resize(int(n)))
 }
 
 //export go_dat_srq_set_lw
 func go_dat_srq_set_lw(h C.DAT_SRQ_HANDLE, n C.DAT_COUNT) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_srq_set_lw")
-	if _, err := srqOf(h); err != nil {
+	s, err := srqOf(h)
+	if err != nil {
 		return datReturn(err)
 	}
-	return datReturn(core.ErrNotImplemented)
+	return datReturn(s.SetLowWatermark(int(n)))
 }
