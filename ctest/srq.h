@@ -132,6 +132,33 @@ static inline DAT_EVENT expect_dto(DAT_EVD_HANDLE evd)
 	return ev;
 }
 
+/* The next receive completion on evd of a side whose peer c runs in this
+ * thread too: while evd is empty, c's EVD is polled, which progresses c's
+ * EPs (sends that waited for ring space go out). Successful send
+ * completions found there are counted in *sends (any event fails the test
+ * when sends is NULL). Bounded. */
+static inline DAT_EVENT recv_ev(DAT_EVD_HANDLE evd, struct side *c, int *sends)
+{
+	struct timespec ts = {0, 100000};
+	DAT_EVENT ev;
+	for (int i = 0; i < 50000; i++) {
+		if (dat_evd_dequeue(evd, &ev) == DAT_SUCCESS) {
+			assert_int_equal(ev.event_number, DAT_DTO_COMPLETION_EVENT);
+			return ev;
+		}
+		DAT_EVENT cev;
+		while (dat_evd_dequeue(c->dto, &cev) == DAT_SUCCESS) {
+			if (!sends || cev.event_number != DAT_DTO_COMPLETION_EVENT ||
+			    cev.event_data.dto_completion_event_data.status != DAT_DTO_SUCCESS)
+				fail_msg("unexpected event 0x%x on the peer", cev.event_number);
+			(*sends)++;
+		}
+		nanosleep(&ts, NULL);
+	}
+	fail_msg("no receive completion within 5 s");
+	return ev;
+}
+
 /* Connects cep of side c to sep of side s. */
 static inline void connect_eps(struct side *c, DAT_EP_HANDLE cep, struct side *s, DAT_EP_HANDLE sep)
 {
