@@ -74,6 +74,11 @@ func createEP(h C.DAT_IA_HANDLE, pzh C.DAT_PZ_HANDLE, recv, req, conn C.DAT_EVD_
 	if out == nil {
 		return datReturn(core.ErrArg(outArg))
 	}
+	if attr == nil && srqh != nil {
+		// dat_ep_create_with_srq: "Consumer can not specify NULL for
+		// ep_attributes".
+		return datReturn(core.ErrArg(7))
+	}
 	if attr != nil {
 		a := epAttrFromC(attr)
 		cfg.Attr = &a
