@@ -281,6 +281,38 @@ static void dat_srq_create__ep_pz_difference(void **state)
 	side_close(&s);
 }
 
+/* Usage: "Since a Recv buffer of SRQ can be used by any EP that is using
+ * SRQ, the Consumer should ensure that the posted Recv buffers are large
+ * enough to receive an incoming message on any of the EPs." A buffer too
+ * small for the message that takes it completes on that EP with
+ * DAT_DTO_ERR_LOCAL_LENGTH, as a receive of its own queue would; the next
+ * buffer serves the next message. */
+static void dat_srq_create__buffer_too_small(void **state)
+{
+	(void)state;
+	struct side s, c;
+	side_open(&s);
+	side_open(&c);
+	DAT_SRQ_HANDLE q = srq_make(&s, 4, 0);
+	DAT_EP_HANDLE sep = ep_make(&s, q), cep = client_for(&c, &s, sep);
+	DAT_LMR_TRIPLET small = rslot(&s, 0, 16);
+	DAT_DTO_COOKIE ck = {.as_64 = 0};
+	check_ok(dat_srq_post_recv(q, 1, &small, ck));
+	srq_post(&s, q, 1);
+	send_tagged(&c, cep, 4, 2, 0, 100);
+	DAT_EVENT ev = expect_dto(s.dto);
+	assert_int_equal(ev.event_data.dto_completion_event_data.status, DAT_DTO_ERR_LOCAL_LENGTH);
+	assert_int_equal(ev.event_data.dto_completion_event_data.user_cookie.as_64, 0);
+	assert_ptr_equal(ev.event_data.dto_completion_event_data.ep_handle, sep);
+	ev = expect_dto(s.dto);
+	assert_int_equal(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
+	uint32_t tag, seq;
+	tag_of(&s, &ev, &tag, &seq);
+	assert_int_equal(seq, 1);
+	side_close(&c);
+	side_close(&s);
+}
+
 /* DAT_INSUFFICIENT_RESOURCES "The operation failed due to resource
  * limitations.": more SRQs than the IA's max_srqs. */
 static void dat_srq_create__insufficient_resources(void **state)
@@ -355,6 +387,12 @@ static void dat_srq_create__invalid_parameter(void **state)
 	}
 	check_ret(dat_srq_create(s.ia, s.pz, NULL, &q), DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	check_ret(dat_srq_create(s.ia, s.pz, &ok, NULL), DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+	/* "If the value of DAT_RETURN is not DAT_SUCCESS, the value of
+	 * srq_handle is not defined.": godat leaves it untouched. */
+	q = (DAT_SRQ_HANDLE)(uintptr_t)0x5eed;
+	DAT_SRQ_ATTR a = bad[0];
+	check_type(dat_srq_create(s.ia, s.pz, &a, &q), DAT_INVALID_PARAMETER);
+	assert_ptr_equal(q, (DAT_SRQ_HANDLE)(uintptr_t)0x5eed);
 	expect_none(s.async);
 	side_close(&s);
 }
@@ -369,6 +407,7 @@ int main(void)
 		cmocka_unit_test(dat_srq_create__empty_srq_like_empty_rq),
 		cmocka_unit_test(dat_srq_create__order_per_connection),
 		cmocka_unit_test(dat_srq_create__ep_pz_difference),
+		cmocka_unit_test(dat_srq_create__buffer_too_small),
 		cmocka_unit_test(dat_srq_create__insufficient_resources),
 		cmocka_unit_test(dat_srq_create__invalid_handle),
 		cmocka_unit_test(dat_srq_create__invalid_parameter),
