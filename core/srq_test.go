@@ -497,3 +497,22 @@ func TestSRQEPAttrSoftHW(t *testing.T) {
 	// An EP of its own receive queue posts receives; an SRQ EP does not.
 	require.Equal(t, ErrState(SubNone), ep.PostRecv(s.seg(0), 0, 0))
 }
+
+// dat_ep_modify of srq_soft_hw is a new setting of the soft watermark.
+func TestSRQEPModifySoftHW(t *testing.T) {
+	f := newFabric()
+	c, s := newSide(t, f), newSide(t, f)
+	q := s.srq(t, 4, 0)
+	sep, cep := s.ep(t, q, s.dto), c.ep(t, nil, c.dto)
+	a := sep.Attr()
+	a.SRQSoftHW = -4
+	require.Equal(t, ErrArg(3), sep.Modify(a))
+	a.SRQSoftHW = 0
+	require.NoError(t, sep.Modify(a))
+	require.Equal(t, 0, sep.Attr().SRQSoftHW)
+	connect(t, c, cep, s, sep)
+	require.NoError(t, q.PostRecv(s.seg(0), 0))
+	send(t, c, cep, 1, 1)
+	query(t, q)
+	asyncIs(t, s, sep, ReasonSRQSoftHighWatermark)
+}
