@@ -253,12 +253,12 @@ func (ep *EP) Modify(attr EPAttr) error {
 	default:
 		return ErrState(epStateSub(ep.state))
 	}
-	// The queue pair was sized at creation; growing the queues or IOVs
-	// beyond that would need a new QP, which the transport cannot swap
-	// under a live EP.
 	if ep.srq != nil && attr.SRQSoftHW < WatermarkInfinite {
 		return ErrArg(3)
 	}
+	// The queue pair was sized at creation; growing the queues or IOVs
+	// beyond that would need a new QP, which the transport cannot swap
+	// under a live EP.
 	if attr.MaxRecvDTOs > ep.attr.MaxRecvDTOs || attr.MaxRequestDTOs > ep.attr.MaxRequestDTOs ||
 		attr.MaxRecvIOV > ep.attr.MaxRecvIOV || attr.MaxRequestIOV > ep.attr.MaxRequestIOV {
 		return ErrModelNotSupported
