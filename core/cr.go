@@ -33,7 +33,19 @@ func (ia *IA) newCR(sp Obj, evd *EVD, ep *EP, req rdma.ConnRequest) {
 		return
 	}
 	ia.mu.Unlock()
-	evd.push(&Event{Number: EventConnectionRequest, SP: sp, CR: cr, ConnQual: req.Qual(), notify: true})
+	evd.push(&Event{Number: EventConnectionRequest, SP: sp, CR: cr, ConnQual: spQual(sp, req), notify: true})
+}
+
+// spQual is the qualifier of the service point a request is delivered to:
+// after dat_cr_handoff that is the target PSP's, not the one dialled.
+func spQual(sp Obj, req rdma.ConnRequest) uint64 {
+	switch s := sp.(type) {
+	case *PSP:
+		return s.qual
+	case *RSP:
+		return s.qual
+	}
+	return req.Qual()
 }
 
 // CRParams is what dat_cr_query reports.

@@ -226,21 +226,38 @@ func (ep *EP) Query() (EPParams, error) {
 	return p, nil
 }
 
+// EPStatus is what dat_ep_get_status reports: the state and whether no
+// receive (RecvIdle) and no request (ReqIdle) is outstanding.
+type EPStatus struct {
+	State             EPState
+	RecvIdle, ReqIdle bool
+}
+
 // Status reports the state and whether DTOs are in flight (dat_ep_get_status).
-func (ep *EP) Status() (EPState, error) {
+// A transport that cannot tell reports both queues busy.
+func (ep *EP) Status() (EPStatus, error) {
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
 	if ep.dead {
-		return 0, ErrHandle(SubHandleEP)
+		return EPStatus{}, ErrHandle(SubHandleEP)
 	}
-	return ep.state, nil
+	st := EPStatus{State: ep.state}
+	if r, ok := ep.qp.(rdma.IdleReporter); ok {
+		st.RecvIdle, st.ReqIdle = r.Idle()
+	}
+	return st, nil
 }
 
 // Modify replaces the attributes of an EP that is not connected
 // (dat_ep_modify); the export layer merges the fields the mask selects into
 // the current attributes first.
 func (ep *EP) Modify(attr EPAttr) error {
+	// dat_ep_modify has no DAT_MODEL_NOT_SUPPORTED: an unsupported value
+	// is an invalid parameter there.
 	if err := ep.ia.checkEPAttr(&attr, 3); err != nil {
+		if err == ErrModelNotSupported {
+			return ErrArg(3)
+		}
 		return err
 	}
 	ep.mu.Lock()
@@ -261,7 +278,7 @@ func (ep *EP) Modify(attr EPAttr) error {
 	// under a live EP.
 	if attr.MaxRecvDTOs > ep.attr.MaxRecvDTOs || attr.MaxRequestDTOs > ep.attr.MaxRequestDTOs ||
 		attr.MaxRecvIOV > ep.attr.MaxRecvIOV || attr.MaxRequestIOV > ep.attr.MaxRequestIOV {
-		return ErrModelNotSupported
+		return ErrArg(3)
 	}
 	rearm := ep.srq != nil && attr.SRQSoftHW != ep.attr.SRQSoftHW
 	ep.attr = attr

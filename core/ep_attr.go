@@ -86,5 +86,9 @@ func (ia *IA) checkEPAttr(a *EPAttr, arg int) error {
 		a.RecvCompletionFlags&^completionAll != 0, a.RequestCompletionFlags&^completionAll != 0:
 		return ErrArg(arg)
 	}
+	// Only best effort (0 in every DAT ABI) is implemented.
+	if a.QoS != 0 {
+		return ErrModelNotSupported
+	}
 	return nil
 }

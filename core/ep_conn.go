@@ -43,7 +43,7 @@ func (ep *EP) DupConnect(other *EP, timeout time.Duration, private []byte) error
 	addr, qual, st := other.remote, other.connQual, other.state
 	other.mu.Unlock()
 	if st != EPConnected || !addr.IsValid() {
-		return ErrArg(2)
+		return ErrState(epStateSub(st))
 	}
 	return ep.Connect(addr, qual, timeout, private)
 }

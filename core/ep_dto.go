@@ -1,6 +1,10 @@
 package core
 
-import "godat/rdma"
+import (
+	"errors"
+
+	"godat/rdma"
+)
 
 // RemoteSegment is the remote buffer of an RDMA operation (DAT_RMR_TRIPLET).
 type RemoteSegment struct {
@@ -69,17 +73,48 @@ func (ep *EP) PostRDMARead(segs []Segment, cookie uint64, remote *RemoteSegment,
 	return ep.postRequest(rdma.OpRead, segs, cookie, remote, flags)
 }
 
-func (ep *EP) postRequest(op rdma.Op, segs []Segment, cookie uint64, remote *RemoteSegment, flags CompletionFlags) error {
-	if flags&^completionAll != 0 {
-		if op == rdma.OpSend {
-			return ErrArg(5)
+// postError turns a backend post failure into the post pages' codes: a
+// full work queue is a resource limit, and local segment faults name the
+// access the operation needed (write for receives and RDMA reads).
+func postError(err error, write bool) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, rdma.ErrQueueFull):
+		return E(KindInsufficientResources, SubResourceTEP)
+	case errors.Is(err, rdma.ErrProtection):
+		if write {
+			return E(KindProtectionViolation, SubProtectionWrite)
 		}
-		return ErrArg(6)
+		return E(KindProtectionViolation, SubProtectionRead)
+	case errors.Is(err, rdma.ErrPrivileges):
+		if write {
+			return E(KindPrivilegesViolation, SubPrivilegesWrite)
+		}
+		return E(KindPrivilegesViolation, SubPrivilegesRead)
+	case errors.Is(err, rdma.ErrInvalid):
+		return ErrArg(3) // local_iov
+	}
+	return mapTransportError(err)
+}
+
+func (ep *EP) postRequest(op rdma.Op, segs []Segment, cookie uint64, remote *RemoteSegment, flags CompletionFlags) error {
+	flagsArg := 6
+	if op == rdma.OpSend {
+		flagsArg = 5
+	}
+	if flags&^completionAll != 0 {
+		return ErrArg(flagsArg)
 	}
 	ep.mu.Lock()
 	if err := ep.checkPostStateLocked(); err != nil {
 		ep.mu.Unlock()
 		return err
+	}
+	// The unsignalled flag is only valid on an EP configured for it.
+	if flags&CompletionUnsignalled != 0 && ep.attr.RequestCompletionFlags&CompletionUnsignalled == 0 {
+		ep.mu.Unlock()
+		return ErrArg(flagsArg)
 	}
 	if ep.reqEVD == nil {
 		ep.mu.Unlock()
@@ -105,6 +140,16 @@ func (ep *EP) postRequest(op rdma.Op, segs []Segment, cookie uint64, remote *Rem
 		ep.mu.Unlock()
 		return ErrLength
 	}
+	// A write must fit the remote buffer; a read moves the remote buffer,
+	// which must fit the local one, filling the front segments first.
+	switch {
+	case op == rdma.OpWrite && total > remote.Length,
+		op == rdma.OpRead && remote.Length > total:
+		ep.mu.Unlock()
+		return ErrLength
+	case op == rdma.OpRead && remote.Length < total:
+		sgl = trimSGL(sgl, remote.Length)
+	}
 	if ep.state == EPDisconnected {
 		ep.mu.Unlock()
 		ep.flush(&ep.reqSink, cookie)
@@ -117,7 +162,19 @@ func (ep *EP) postRequest(op rdma.Op, segs []Segment, cookie uint64, remote *Rem
 	}
 	err = ep.qp.PostSend(wr)
 	ep.mu.Unlock()
-	return mapTransportError(err)
+	return postError(err, op == rdma.OpRead)
+}
+
+// trimSGL shortens sgl in place to carry exactly n bytes.
+func trimSGL(sgl []rdma.SGE, n uint64) []rdma.SGE {
+	for i := range sgl {
+		if sgl[i].Length >= n {
+			sgl[i].Length = n
+			return sgl[:i+1]
+		}
+		n -= sgl[i].Length
+	}
+	return sgl
 }
 
 // PostRecv posts a receive (dat_ep_post_recv). Receives may be posted in any
@@ -137,9 +194,19 @@ func (ep *EP) PostRecv(segs []Segment, cookie uint64, flags CompletionFlags) err
 	if ep.recvEVD == nil {
 		return ErrState(SubStateEPEVDRecv)
 	}
+	if flags&CompletionUnsignalled != 0 && ep.attr.RecvCompletionFlags&CompletionUnsignalled == 0 {
+		return ErrArg(5)
+	}
 	sgl, _, err := ep.fillSGLLocked(segs, ep.attr.MaxRecvIOV)
 	if err != nil {
 		return err
+	}
+	if ep.state == EPDisconnected {
+		// Accepted and flushed at once, as for the request posts; the
+		// flush's completion counts it out again.
+		ep.rqPosted.Add(1)
+		ep.flush(&ep.recvSink, cookie)
+		return nil
 	}
 	ep.rwr = rdma.RecvWR{Cookie: cookie, SGL: sgl}
 	// Counted before the post: its completion may be pushed before
@@ -149,5 +216,5 @@ func (ep *EP) PostRecv(segs []Segment, cookie uint64, flags CompletionFlags) err
 	if err != nil {
 		ep.rqPosted.Add(-1)
 	}
-	return mapTransportError(err)
+	return postError(err, true)
 }

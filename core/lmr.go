@@ -1,6 +1,10 @@
 package core
 
-import "godat/rdma"
+import (
+	"errors"
+
+	"godat/rdma"
+)
 
 // MemType is the kind of memory an LMR registers.
 type MemType uint8
@@ -221,28 +225,31 @@ func (ia *IA) SyncRDMA(segs []Segment) error {
 	return nil
 }
 
-// mapTransportError turns a backend error into a DAT error.
+// mapTransportError turns a backend error into a DAT error. Backends wrap
+// their sentinels with detail (fmt.Errorf("...: %w")), so match the chain.
 func mapTransportError(err error) error {
-	switch err {
-	case nil:
+	if err == nil {
 		return nil
-	case rdma.ErrQueueFull:
-		return ErrQueueFull
-	case rdma.ErrQualInUse:
-		return ErrConnQualInUse
-	case rdma.ErrNoResources:
-		return ErrNoMemory
-	case rdma.ErrState:
-		return ErrState(SubNone)
-	case rdma.ErrUnreachable:
-		return ErrAddressUnreachable
-	case rdma.ErrInvalid:
-		return E(KindInvalidParameter, SubNone)
-	case rdma.ErrClosed:
-		return E(KindAbort, SubNone)
 	}
 	if _, ok := err.(Error); ok {
 		return err
 	}
+	for _, m := range transportErrors {
+		if errors.Is(err, m.from) {
+			return m.to
+		}
+	}
 	return ErrInternal
+}
+
+var transportErrors = [...]struct{ from, to error }{
+	{rdma.ErrQueueFull, ErrQueueFull},
+	{rdma.ErrQualInUse, ErrConnQualInUse},
+	{rdma.ErrNoResources, ErrNoMemory},
+	{rdma.ErrState, ErrState(SubNone)},
+	{rdma.ErrUnreachable, ErrAddressUnreachable},
+	{rdma.ErrInvalid, E(KindInvalidParameter, SubNone)},
+	{rdma.ErrClosed, E(KindAbort, SubNone)},
+	{rdma.ErrProtection, E(KindProtectionViolation, SubNone)},
+	{rdma.ErrPrivileges, E(KindPrivilegesViolation, SubNone)},
 }

@@ -367,7 +367,7 @@ func TestEPHardWatermark(t *testing.T) {
 	require.Equal(t, p.sep, ev.EP)
 	st, err := p.sep.Status()
 	require.NoError(t, err)
-	require.Equal(t, EPDisconnected, st)
+	require.Equal(t, EPDisconnected, st.State)
 	none(t, p.s.async) // the hard watermark is not an async event
 }
 

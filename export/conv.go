@@ -75,3 +75,11 @@ func putString(dst *C.char, n int, s string) {
 	clear(b)
 	copy(b[:n-1], s)
 }
+
+// datBool is b as a DAT_BOOLEAN.
+func datBool(b bool) C.DAT_BOOLEAN {
+	if b {
+		return C.DAT_TRUE
+	}
+	return C.DAT_FALSE
+}

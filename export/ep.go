@@ -199,6 +199,19 @@ func go_dat_ep_modify(h C.DAT_EP_HANDLE, mask C.DAT_EP_PARAM_MASK, in *C.DAT_EP_
 	return datReturn(ep.Modify(cur))
 }
 
+// checkQoS accepts the QoS the provider supports (best effort, as its
+// provider attributes say); another defined QoS is DAT_MODEL_NOT_SUPPORTED,
+// undefined bits are an invalid argument at position arg.
+func checkQoS(qos C.DAT_QOS, arg int) error {
+	if qos&^(C.DAT_QOS_BEST_EFFORT|C.DAT_QOS_HIGH_THROUGHPUT|C.DAT_QOS_LOW_LATENCY|C.DAT_QOS_ECONOMY|C.DAT_QOS_PREMIUM) != 0 {
+		return core.ErrArg(arg)
+	}
+	if qos != C.DAT_QOS_BEST_EFFORT {
+		return core.ErrModelNotSupported
+	}
+	return nil
+}
+
 //export go_dat_ep_connect
 func go_dat_ep_connect(h C.DAT_EP_HANDLE, addr *C.DAT_SOCK_ADDR, qual C.DAT_CONN_QUAL, timeout C.DAT_TIMEOUT,
 	psize C.DAT_COUNT, pdata C.DAT_PVOID, qos C.DAT_QOS, flags C.DAT_CONNECT_FLAGS) (ret C.DAT_RETURN) {
@@ -214,11 +227,14 @@ func go_dat_ep_connect(h C.DAT_EP_HANDLE, addr *C.DAT_SOCK_ADDR, qual C.DAT_CONN
 		}
 		return datReturn(core.ErrAddressUnsupported)
 	}
+	if timeout == 0 {
+		return datReturn(core.ErrArg(4))
+	}
 	if psize < 0 || psize > 0 && pdata == nil {
 		return datReturn(core.ErrArg(5))
 	}
-	if qos&^(C.DAT_QOS_BEST_EFFORT|C.DAT_QOS_HIGH_THROUGHPUT|C.DAT_QOS_LOW_LATENCY|C.DAT_QOS_ECONOMY|C.DAT_QOS_PREMIUM) != 0 {
-		return datReturn(core.ErrArg(7))
+	if err := checkQoS(qos, 7); err != nil {
+		return datReturn(err)
 	}
 	if flags&^C.DAT_CONNECT_MULTIPATH_FLAG != 0 {
 		return datReturn(core.ErrArg(8))
@@ -240,10 +256,15 @@ func go_dat_ep_dup_connect(h C.DAT_EP_HANDLE, dup C.DAT_EP_HANDLE, timeout C.DAT
 	if err != nil {
 		return datReturn(err)
 	}
+	if timeout == 0 {
+		return datReturn(core.ErrArg(3))
+	}
 	if psize < 0 || psize > 0 && pdata == nil {
 		return datReturn(core.ErrArg(4))
 	}
-	_ = qos
+	if err := checkQoS(qos, 6); err != nil {
+		return datReturn(err)
+	}
 	return datReturn(ep.DupConnect(other, timeoutOf(timeout), goBytes(unsafe.Pointer(pdata), psize)))
 }
 
@@ -338,15 +359,13 @@ func go_dat_ep_get_status(h C.DAT_EP_HANDLE, state *C.DAT_EP_STATE, recvIdle, re
 		return datReturn(err)
 	}
 	if state != nil {
-		*state = epStates[s]
+		*state = epStates[s.State]
 	}
-	// The queues' idleness is not tracked yet, so report the conservative
-	// answer: DAT_FALSE means "may have work in flight".
 	if recvIdle != nil {
-		*recvIdle = C.DAT_FALSE
+		*recvIdle = datBool(s.RecvIdle)
 	}
 	if reqIdle != nil {
-		*reqIdle = C.DAT_FALSE
+		*reqIdle = datBool(s.ReqIdle)
 	}
 	return C.DAT_SUCCESS
 }

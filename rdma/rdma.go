@@ -239,6 +239,11 @@ type QPConfig struct {
 }
 
 // QP is a reliable connected queue pair.
+//
+// PostSend and PostRecv may check the local segments when the request is
+// posted and fail with ErrPrivileges, ErrProtection or ErrInvalid (a segment
+// outside its region); a backend that cannot check at post time reports the
+// same faults as StatusLocalProtection completions.
 type QP interface {
 	PostSend(wr *SendWR) error
 	PostRecv(wr *RecvWR) error
@@ -253,6 +258,12 @@ type QP interface {
 	LocalAddr() netip.AddrPort
 	RemoteAddr() netip.AddrPort
 	Destroy() error
+}
+
+// IdleReporter is implemented by queue pairs that can tell whether posted
+// receives and send requests are outstanding (dat_ep_get_status).
+type IdleReporter interface {
+	Idle() (recv, send bool)
 }
 
 // DeviceAttr are the honest limits of a device.

@@ -326,7 +326,7 @@ func (r *connReq) Accept(qpi rdma.QP, priv []byte) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.state != reqPending {
+	if r.state != reqPending && r.state != reqGone {
 		return rdma.ErrState
 	}
 	q.mu.Lock()
@@ -337,13 +337,22 @@ func (r *connReq) Accept(qpi rdma.QP, priv []byte) error {
 		}
 		return rdma.ErrState
 	}
+	// From here a failure ends the QP as a failed connection does: it is
+	// disconnected and its posted receives are flushed.
+	if r.state == reqGone {
+		// The active side gave up (timeout, destroyed) before the accept.
+		q.teardownLocked(true)
+		return rdma.ErrUnreachable
+	}
 	mem, err := mapFd(r.h.fds[0], connMemSize)
 	if err != nil {
+		q.teardownLocked(true)
 		return rdma.ErrNoResources
 	}
 	peer, err := mapPeerSeg(r.h.fds[1])
 	if err != nil {
 		mem.unmap()
+		q.teardownLocked(true)
 		return rdma.ErrNoResources
 	}
 	c := newConn(mem, peer, false)
@@ -355,6 +364,7 @@ func (r *connReq) Accept(qpi rdma.QP, priv []byte) error {
 	if err != nil {
 		c.sock = nil // the request keeps the socket; ended() closes it
 		c.release()
+		q.teardownLocked(true)
 		return rdma.ErrUnreachable
 	}
 	closeFds(r.h.fds)

@@ -201,14 +201,29 @@ func (q *qp) RemoteAddr() netip.AddrPort {
 	return q.remoteAddr
 }
 
+// Idle reports whether no receive and no send request is outstanding.
+func (q *qp) Idle() (recv, send bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.rqHead == q.rqTl, q.sqHead == q.sqTl
+}
+
 // ---- posting ----
 
 func (q *qp) PostSend(wr *rdma.SendWR) error {
 	if wr == nil || len(wr.SGL) > q.maxSendSGE {
 		return rdma.ErrInvalid
 	}
-	if wr.Op != rdma.OpSend && wr.Op != rdma.OpWrite && wr.Op != rdma.OpRead {
+	need := rdma.AccessLocalRead
+	switch wr.Op {
+	case rdma.OpSend, rdma.OpWrite:
+	case rdma.OpRead:
+		need = rdma.AccessLocalWrite
+	default:
 		return rdma.ErrInvalid
+	}
+	if err := q.verifySGL(wr.SGL, need); err != nil {
+		return err
 	}
 	q.mu.Lock()
 	if q.state != stConnected {
@@ -240,6 +255,9 @@ func (q *qp) PostRecv(wr *rdma.RecvWR) error {
 	if wr == nil || len(wr.SGL) > q.maxRecvSGE {
 		return rdma.ErrInvalid
 	}
+	if err := q.verifySGL(wr.SGL, rdma.AccessLocalWrite); err != nil {
+		return err
+	}
 	q.mu.Lock()
 	if q.state == stDestroyed {
 		q.mu.Unlock()
@@ -263,6 +281,22 @@ func (q *qp) PostRecv(wr *rdma.RecvWR) error {
 		// A message was waiting for this receive: let a sleeping waiter
 		// progress it.
 		q.dev.db.Ring()
+	}
+	return nil
+}
+
+// verifySGL checks local segments at post time, so the consumer gets the
+// fault as a return value; the data path checks again, since a region can
+// be deregistered while the request waits.
+func (q *qp) verifySGL(sgl []rdma.SGE, need rdma.Access) error {
+	for i := range sgl {
+		s := &sgl[i]
+		if s.Length == 0 {
+			continue
+		}
+		if err := mrClassify(q.tab, s.LKey, q.cfg.PD, s.Addr, s.Length, need); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -722,9 +756,17 @@ func (q *qp) Disconnect(graceful bool) error {
 	case stDestroyed:
 		q.mu.Unlock()
 		return rdma.ErrClosed
-	case stDisconnected, stDisconnecting:
+	case stDisconnected:
 		q.mu.Unlock()
 		return nil
+	case stDisconnecting:
+		// A graceful disconnect is draining; an abrupt one ends it now
+		// (the teardown's new epoch stops the drain).
+		if graceful {
+			q.mu.Unlock()
+			return nil
+		}
+		q.sendDiscLocked()
 	case stConnected:
 		if graceful && q.sqHead != q.sqTl {
 			q.state = stDisconnecting

@@ -246,21 +246,31 @@ func TestLocalErrors(t *testing.T) {
 	a, b := pair(t)
 	src, smr := a.buf(t, 1<<20, allAccess)
 	ronly, romr := a.buf(t, 64, rdma.AccessLocalRead)
+	wonly, womr := a.buf(t, 64, rdma.AccessLocalWrite)
+	other := make([]byte, 64)
+	omr, err := a.dev.RegisterMR(a.pd+1, BufAddr(other), 64, allAccess)
+	require.NoError(t, err)
 	tgt, tmr := b.buf(t, 64, allAccess)
-	// bad lkey on send and on write; read into memory without local write
-	bad := []rdma.SendWR{
-		{Op: rdma.OpSend, SGL: []rdma.SGE{{Addr: BufAddr(src), Length: 8, LKey: smr.LKey() + 1}}},
-		{Op: rdma.OpSend, SGL: []rdma.SGE{{Addr: BufAddr(src) + 1<<20 - 4, Length: 8, LKey: smr.LKey()}}},
-		{Op: rdma.OpWrite, SGL: []rdma.SGE{{Addr: BufAddr(src), Length: 8, LKey: 12345}}, RemoteAddr: BufAddr(tgt), RKey: tmr.RKey()},
-		{Op: rdma.OpRead, SGL: []rdma.SGE{sge(ronly, romr)}, RemoteAddr: BufAddr(tgt), RKey: tmr.RKey()},
+	// Local segments are checked at post time: bad key or missing right,
+	// other protection domain, outside the region.
+	bad := []struct {
+		wr  rdma.SendWR
+		err error
+	}{
+		{rdma.SendWR{Op: rdma.OpSend, SGL: []rdma.SGE{{Addr: BufAddr(src), Length: 8, LKey: smr.LKey() + 1<<mrIdxBits}}}, rdma.ErrPrivileges},
+		{rdma.SendWR{Op: rdma.OpSend, SGL: []rdma.SGE{{Addr: BufAddr(src) + 1<<20 - 4, Length: 8, LKey: smr.LKey()}}}, rdma.ErrInvalid},
+		{rdma.SendWR{Op: rdma.OpSend, SGL: []rdma.SGE{sge(wonly, womr)}}, rdma.ErrPrivileges},
+		{rdma.SendWR{Op: rdma.OpSend, SGL: []rdma.SGE{sge(other, omr)}}, rdma.ErrProtection},
+		{rdma.SendWR{Op: rdma.OpWrite, SGL: []rdma.SGE{{Addr: BufAddr(src), Length: 8, LKey: 12345}}, RemoteAddr: BufAddr(tgt), RKey: tmr.RKey()}, rdma.ErrPrivileges},
+		{rdma.SendWR{Op: rdma.OpRead, SGL: []rdma.SGE{sge(ronly, romr)}, RemoteAddr: BufAddr(tgt), RKey: tmr.RKey()}, rdma.ErrPrivileges},
 	}
 	for i := range bad {
-		require.NoError(t, a.qp.PostSend(&bad[i]))
-		cs := a.scq.take()
-		require.Len(t, cs, 1)
-		require.Equal(t, rdma.StatusLocalProtection, cs[0].Status, "case %d", i)
+		require.ErrorIs(t, a.qp.PostSend(&bad[i].wr), bad[i].err, "case %d", i)
 	}
+	require.Empty(t, a.scq.take())
 	require.Equal(t, make([]byte, 64), tgt)
+	require.ErrorIs(t, a.qp.PostRecv(&rdma.RecvWR{SGL: []rdma.SGE{sge(ronly, romr)}}), rdma.ErrPrivileges)
+	require.ErrorIs(t, a.qp.PostRecv(&rdma.RecvWR{SGL: []rdma.SGE{sge(other, omr)}}), rdma.ErrProtection)
 
 	// receive too small: inline and rendezvous
 	for _, n := range []int{100, 100 << 10} {
@@ -276,9 +286,11 @@ func TestLocalErrors(t *testing.T) {
 			require.Equal(t, rdma.StatusRemoteResponder, a.scq.take()[0].Status)
 		}
 	}
-	// receive with a bad lkey
+	// a receive whose region is deregistered after the post completes
+	// with a protection error
 	rb, rm := b.buf(t, 64, allAccess)
-	require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{SGL: []rdma.SGE{{Addr: BufAddr(rb), Length: 64, LKey: rm.LKey() + 1}}}))
+	require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{SGL: []rdma.SGE{sge(rb, rm)}}))
+	require.NoError(t, rm.Deregister())
 	require.NoError(t, a.qp.PostSend(&rdma.SendWR{Op: rdma.OpSend, SGL: []rdma.SGE{{Addr: BufAddr(src), Length: 8, LKey: smr.LKey()}}}))
 	pollUntil(t, func() bool { return b.rcq.n() == 1 }, a.qp, b.qp)
 	require.Equal(t, rdma.StatusLocalProtection, b.rcq.take()[0].Status)
@@ -286,7 +298,7 @@ func TestLocalErrors(t *testing.T) {
 	// synchronous argument errors
 	require.ErrorIs(t, a.qp.PostSend(&rdma.SendWR{Op: rdma.OpSend, SGL: make([]rdma.SGE, 5)}), rdma.ErrInvalid)
 	require.ErrorIs(t, a.qp.PostSend(&rdma.SendWR{Op: rdma.OpRecv}), rdma.ErrInvalid)
-	_, err := a.dev.RegisterMR(1, BufAddr(src), 0, allAccess)
+	_, err = a.dev.RegisterMR(1, BufAddr(src), 0, allAccess)
 	require.ErrorIs(t, err, rdma.ErrInvalid)
 }
 
@@ -454,4 +466,57 @@ func TestAttr(t *testing.T) {
 	require.GreaterOrEqual(t, at.MaxMRSize, uint64(1<<30))
 	require.Equal(t, 256, at.MaxPrivateData)
 	require.GreaterOrEqual(t, at.MaxMsgSize, uint64(1<<30))
+}
+
+// An abrupt disconnect while a graceful one drains ends it at once.
+func TestAbruptEndsGracefulDrain(t *testing.T) {
+	a, b := pair(t)
+	big, bm := a.buf(t, 1<<20, allAccess)
+	require.NoError(t, a.qp.PostSend(&rdma.SendWR{Op: rdma.OpSend, Cookie: 9, SGL: []rdma.SGE{sge(big, bm)}}))
+	recv, send := a.qp.(rdma.IdleReporter).Idle()
+	require.True(t, recv)
+	require.False(t, send, "the rendezvous send waits for the peer")
+	require.NoError(t, a.qp.Disconnect(true))
+	require.NoError(t, a.qp.Disconnect(true)) // no effect while draining
+	select {
+	case ev := <-a.ev.ch:
+		t.Fatalf("graceful disconnect ended while the send was outstanding: %v", ev)
+	default:
+	}
+	require.NoError(t, a.qp.Disconnect(false))
+	require.Equal(t, rdma.ConnDisconnected, a.ev.wait(t, testWait).Kind)
+	cs := a.scq.take()
+	require.Len(t, cs, 1)
+	require.Equal(t, rdma.StatusFlushed, cs[0].Status)
+	require.Equal(t, rdma.ConnDisconnected, b.ev.wait(t, testWait).Kind)
+	_, send = a.qp.(rdma.IdleReporter).Idle()
+	require.True(t, send)
+}
+
+// Accepting a request whose active side has given up fails, and the QP
+// ends disconnected with its receives flushed.
+func TestAcceptAfterActiveGaveUp(t *testing.T) {
+	a, b := newEnd(t, 1), newEnd(t, 1)
+	reqs := make(chan rdma.ConnRequest, 1)
+	l, err := b.dev.Listen(0, true, lh(func(r rdma.ConnRequest) { reqs <- r }))
+	require.NoError(t, err)
+	defer l.Close()
+	rb, rm := b.buf(t, 64, allAccess)
+	require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{Cookie: 3, SGL: []rdma.SGE{sge(rb, rm)}}))
+	recv, _ := b.qp.(rdma.IdleReporter).Idle()
+	require.False(t, recv)
+	require.NoError(t, a.qp.Connect(netip.AddrPortFrom(lo, 0), l.Qual(), nil, 100*time.Millisecond))
+	var req rdma.ConnRequest
+	select {
+	case req = <-reqs:
+	case <-time.After(testWait):
+		t.Fatal("no connection request")
+	}
+	require.Equal(t, rdma.ConnTimedOut, a.ev.wait(t, testWait).Kind)
+	require.Error(t, req.Accept(b.qp, nil))
+	cs := b.rcq.take()
+	require.Len(t, cs, 1)
+	require.Equal(t, rdma.StatusFlushed, cs[0].Status)
+	require.Equal(t, uint64(3), cs[0].Cookie)
+	require.NoError(t, b.qp.Reset())
 }

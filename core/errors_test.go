@@ -1,0 +1,35 @@
+package core
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"godat/rdma"
+)
+
+// Backends wrap their sentinels with detail; the DAT code must survive.
+func TestMapTransportErrorWrapped(t *testing.T) {
+	wrapped := fmt.Errorf("soft: listen: too many open files: %w", rdma.ErrNoResources)
+	require.Equal(t, ErrNoMemory, mapTransportError(wrapped))
+	require.Equal(t, ErrConnQualInUse, mapTransportError(rdma.ErrQualInUse))
+	require.Equal(t, ErrLength, mapTransportError(ErrLength))
+	require.Equal(t, ErrInternal, mapTransportError(fmt.Errorf("unexpected")))
+	require.NoError(t, mapTransportError(nil))
+}
+
+// The post calls report the page's codes for backend post failures.
+func TestPostError(t *testing.T) {
+	require.Equal(t, Error{KindInsufficientResources, SubResourceTEP}, postError(rdma.ErrQueueFull, false))
+	require.Equal(t, Error{KindProtectionViolation, SubProtectionRead}, postError(rdma.ErrProtection, false))
+	require.Equal(t, Error{KindPrivilegesViolation, SubPrivilegesWrite}, postError(rdma.ErrPrivileges, true))
+	require.Equal(t, Error{KindInvalidParameter, SubArg3}, postError(rdma.ErrInvalid, false))
+	require.NoError(t, postError(nil, false))
+}
+
+func TestTrimSGL(t *testing.T) {
+	sgl := []rdma.SGE{{Length: 4}, {Length: 4}, {Length: 4}}
+	got := trimSGL(sgl, 6)
+	require.Equal(t, []rdma.SGE{{Length: 4}, {Length: 2}}, got)
+}
