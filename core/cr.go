@@ -122,6 +122,7 @@ func (cr *CR) Accept(ep *EP, private []byte) error {
 	}
 	ep.state = EPCompletionPending
 	ep.remote = cr.req.RemoteAddr()
+	ep.connQual = uint64(ep.remote.Port()) // the active side's port qualifier
 	ep.mu.Unlock()
 	cr.destroyLocked()
 	cr.ia.mu.Unlock()

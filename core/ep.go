@@ -24,7 +24,7 @@ type EP struct {
 	mu       sync.Mutex
 	state    EPState
 	remote   netip.AddrPort
-	connQual uint64 // the qualifier this EP connected to (active side)
+	connQual uint64 // remote qualifier: the one dialled, or the active peer's port
 	private  []byte // the peer's private data, valid while connected
 	cr       *CR    // the pending request this EP is accepting
 	rsp      *RSP   // the reserved service point holding this EP
@@ -218,7 +218,8 @@ func (ep *EP) Query() (EPParams, error) {
 	p := EPParams{State: ep.state, PZ: ep.pz, RecvEVD: ep.recvEVD, ReqEVD: ep.reqEVD, ConnEVD: ep.connEVD,
 		SRQ: ep.srq, Attr: ep.attr, RemoteAddr: ep.remote, RemoteQual: ep.connQual}
 	p.LocalAddr = netip.AddrPortFrom(ep.ia.attr.Address, 0)
-	if ep.state == EPConnected || ep.state == EPDisconnectPending {
+	switch ep.state {
+	case EPConnected, EPDisconnectPending, EPActiveConnectionPending, EPCompletionPending:
 		if l := ep.qp.LocalAddr(); l.IsValid() {
 			p.LocalAddr = l
 		}
@@ -279,6 +280,14 @@ func (ep *EP) Modify(attr EPAttr) error {
 	if attr.MaxRecvDTOs > ep.attr.MaxRecvDTOs || attr.MaxRequestDTOs > ep.attr.MaxRequestDTOs ||
 		attr.MaxRecvIOV > ep.attr.MaxRecvIOV || attr.MaxRequestIOV > ep.attr.MaxRequestIOV {
 		return ErrArg(3)
+	}
+	// Recv completion flags change only "before posting of any Recvs".
+	if attr.RecvCompletionFlags != ep.attr.RecvCompletionFlags {
+		if r, ok := ep.qp.(rdma.IdleReporter); ok {
+			if idle, _ := r.Idle(); !idle {
+				return ErrState(SubNone)
+			}
+		}
 	}
 	rearm := ep.srq != nil && attr.SRQSoftHW != ep.attr.SRQSoftHW
 	ep.attr = attr

@@ -13,7 +13,8 @@ func (ep *EP) Connect(addr netip.AddrPort, qual uint64, timeout time.Duration, p
 	if len(private) > ep.ia.attr.MaxPrivateData {
 		return ErrArg(5)
 	}
-	if !addr.Addr().IsValid() {
+	// No host can be reached at an unspecified or multicast address.
+	if a := addr.Addr(); !a.IsValid() || a.IsUnspecified() || a.IsMulticast() {
 		return ErrAddressMalformed
 	}
 	ep.mu.Lock()
@@ -122,8 +123,9 @@ func (ep *EP) Disconnect(graceful bool) error {
 		return ErrHandle(SubHandleEP)
 	}
 	switch ep.state {
-	case EPConnected, EPActiveConnectionPending, EPDisconnectPending, EPTentativeConnectionPending,
-		EPPassiveConnectionPending, EPCompletionPending:
+	// Unconnected, reserved, passive and tentative pending EPs are refused
+	// (dat_ep_disconnect: "is disallowed").
+	case EPConnected, EPActiveConnectionPending, EPDisconnectPending, EPCompletionPending:
 	case EPDisconnected:
 		ep.mu.Unlock()
 		return nil

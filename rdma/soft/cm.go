@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -43,6 +44,7 @@ const (
 	cmOffQual    = 32
 	cmOffLayout  = 40 // dataSlots, inlineMax, ctrlSlots (3 × uint32)
 	cmOffPrivLen = 52
+	cmOffPort    = 56 // REQ: the active side's port qualifier (0: none)
 
 	reqReadTimeout = 5 * time.Second
 )
@@ -57,6 +59,7 @@ type hello struct {
 	pd   uint32
 	addr netip.Addr
 	qual uint64
+	port uint16
 	priv []byte
 	fds  []int
 	ok   bool // version and layout match
@@ -77,12 +80,25 @@ func encodeMsg(typ uint32, pd uint32, priv []byte) []byte {
 	return b
 }
 
-func encodeHello(typ uint32, pd uint32, addr netip.Addr, qual uint64, priv []byte) []byte {
+func encodeHello(typ uint32, pd uint32, addr netip.Addr, qual uint64, port uint16, priv []byte) []byte {
 	b := encodeMsg(typ, pd, priv)
 	a16 := addr.As16()
 	copy(b[cmOffAddr:], a16[:])
 	binary.LittleEndian.PutUint64(b[cmOffQual:], qual)
+	binary.LittleEndian.PutUint32(b[cmOffPort:], uint32(port))
 	return b
+}
+
+// lastPort numbers active connections: each gets a port qualifier, which
+// the passive side sees as the request's remote port (dat_cr_query).
+var lastPort atomic.Uint32
+
+func nextPort() uint16 {
+	for {
+		if p := uint16(lastPort.Add(1)); p != 0 {
+			return p
+		}
+	}
 }
 
 // readMsg reads one CM message (and any passed descriptors).
@@ -118,6 +134,7 @@ func readMsg(c *net.UnixConn) (hello, error) {
 	h.pd = le.Uint32(buf[cmOffPD:])
 	h.addr = netip.AddrFrom16([16]byte(buf[cmOffAddr : cmOffAddr+16])).Unmap()
 	h.qual = le.Uint64(buf[cmOffQual:])
+	h.port = uint16(le.Uint32(buf[cmOffPort:]))
 	h.ok = le.Uint32(buf[cmOffVersion:]) == cmVersion &&
 		le.Uint32(buf[cmOffLayout:]) == dataSlots &&
 		le.Uint32(buf[cmOffLayout+4:]) == inlineMax &&
@@ -301,7 +318,7 @@ type connReq struct {
 	epoch uint64
 }
 
-func (r *connReq) RemoteAddr() netip.AddrPort { return netip.AddrPortFrom(r.h.addr, 0) }
+func (r *connReq) RemoteAddr() netip.AddrPort { return netip.AddrPortFrom(r.h.addr, r.h.port) }
 func (r *connReq) Qual() uint64               { return r.l.qual }
 func (r *connReq) PrivateData() []byte        { return r.h.priv }
 
@@ -374,7 +391,7 @@ func (r *connReq) Accept(qpi rdma.QP, priv []byte) error {
 	q.c = c
 	q.state = stAccepting
 	q.localPort = uint16(r.l.qual)
-	q.remoteAddr = netip.AddrPortFrom(r.h.addr, 0)
+	q.remoteAddr = netip.AddrPortFrom(r.h.addr, r.h.port)
 	r.epoch = q.epoch
 	return nil
 }
@@ -436,9 +453,9 @@ func (q *qp) Connect(addr netip.AddrPort, qual uint64, priv []byte, timeout time
 	q.state = stConnecting
 	q.cmem = mem
 	q.remoteAddr = netip.AddrPortFrom(addr.Addr().Unmap(), uint16(qual))
-	q.localPort = 0
+	q.localPort = nextPort()
 	p := append([]byte(nil), priv...)
-	go q.connectRun(q.epoch, addr.Addr().Unmap(), qual, p, timeout, fd)
+	go q.connectRun(q.epoch, addr.Addr().Unmap(), qual, q.localPort, p, timeout, fd)
 	return nil
 }
 
@@ -454,7 +471,7 @@ func (q *qp) connectFailed(ep uint64, kind rdma.ConnEventKind) {
 	q.event(kind, nil)
 }
 
-func (q *qp) connectRun(ep uint64, addr netip.Addr, qual uint64, priv []byte, timeout time.Duration, memFd int) {
+func (q *qp) connectRun(ep uint64, addr netip.Addr, qual uint64, port uint16, priv []byte, timeout time.Duration, memFd int) {
 	defer unix.Close(memFd)
 	if !isLocalAddr(addr) {
 		q.connectFailed(ep, rdma.ConnUnreachable)
@@ -494,7 +511,7 @@ func (q *qp) connectRun(ep uint64, addr netip.Addr, qual uint64, priv []byte, ti
 	q.mu.Unlock()
 
 	sock.SetWriteDeadline(time.Now().Add(time.Second))
-	_, _, err := sock.WriteMsgUnix(encodeHello(msgReq, pd, q.dev.addr, qual, priv), unix.UnixRights(memFd, q.dev.fd), nil)
+	_, _, err := sock.WriteMsgUnix(encodeHello(msgReq, pd, q.dev.addr, qual, port, priv), unix.UnixRights(memFd, q.dev.fd), nil)
 	if err != nil {
 		q.connectFailed(ep, rdma.ConnNonPeerRejected)
 		return

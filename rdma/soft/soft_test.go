@@ -28,6 +28,10 @@ func TestConnectPrivateData(t *testing.T) {
 	require.Equal(t, lo, req.RemoteAddr().Addr())
 	require.Equal(t, lo, a.qp.RemoteAddr().Addr())
 	require.Equal(t, lo, b.qp.RemoteAddr().Addr())
+	// The active side's port qualifier reaches the passive side.
+	require.NotZero(t, a.qp.LocalAddr().Port())
+	require.Equal(t, a.qp.LocalAddr().Port(), req.RemoteAddr().Port())
+	require.Equal(t, a.qp.LocalAddr().Port(), b.qp.RemoteAddr().Port())
 }
 
 func TestPrivateDataTooLong(t *testing.T) {

@@ -1,0 +1,181 @@
+/* dat_ep_modify(3DAT): which parameters change, and when. */
+#include "conn.h"
+
+static DAT_EP_PARAM query(DAT_EP_HANDLE ep)
+{
+	DAT_EP_PARAM p;
+	check_ok(dat_ep_query(ep, DAT_EP_FIELD_ALL, &p));
+	return p;
+}
+
+/* "The ep_param_mask parameter allows Consumers to specify which
+ * parameters to modify. Providers modify values for ep_param_mask requested
+ * parameters only." The other fields of the passed structure are garbage
+ * and must be ignored. */
+static void success_mask_only(void **state)
+{
+	(void)state;
+	struct end e;
+	end_open(&e, NULL);
+	DAT_EP_PARAM before = query(e.ep), in;
+	memset(&in, 0xee, sizeof in);
+	in.ep_attr.max_message_size = 1000;
+	in.ep_attr.max_recv_dtos = 2;
+	check_ok(dat_ep_modify(e.ep, DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE | DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS, &in));
+	DAT_EP_PARAM after = query(e.ep);
+	assert_int_equal(after.ep_attr.max_message_size, 1000);
+	assert_int_equal(after.ep_attr.max_recv_dtos, 2);
+	before.ep_attr.max_message_size = 1000;
+	before.ep_attr.max_recv_dtos = 2;
+	assert_memory_equal(&after.ep_attr, &before.ep_attr, sizeof before.ep_attr);
+	assert_ptr_equal(after.pz_handle, e.pz);
+	assert_int_equal(after.ep_state, DAT_EP_STATE_UNCONNECTED);
+	end_close(&e);
+}
+
+/* Each modifiable attribute "Can be modified when in Unconnected,
+ * Reserved, Passive Connection Pending, and Tentative Connection Pending
+ * states": modify in Unconnected, Reserved and Passive Connection Pending;
+ * the new values govern the connection. */
+static void success_states(void **state)
+{
+	(void)state;
+	struct pair x;
+	struct mem ma, mp;
+	pair_open(&x, NULL);
+	DAT_EP_PARAM in = query(x.a.ep);
+	in.ep_attr.max_message_size = 16;
+	in.ep_attr.request_completion_flags = DAT_COMPLETION_UNSIGNALLED_FLAG;
+	check_ok(dat_ep_modify(x.a.ep, DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE | DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS,
+			       &in));
+	DAT_RSP_HANDLE rsp;
+	check_ok(dat_rsp_create(x.p.ia, 0x30D1F1, x.p.ep, x.p.cr, &rsp));
+	in = query(x.p.ep);
+	in.ep_attr.max_request_dtos = 4;
+	check_ok(dat_ep_modify(x.p.ep, DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS, &in)); /* reserved */
+	check_ok(connect_ep(x.a.ep, 0x30D1F1, CONN_TMO, NULL));
+	DAT_EVENT ev = expect_ev(x.p.cr, DAT_CONNECTION_REQUEST_EVENT);
+	assert_int_equal(ep_state(x.p.ep), DAT_EP_STATE_PASSIVE_CONNECTION_PENDING);
+	in.ep_attr.max_recv_iov = 2;
+	check_ok(dat_ep_modify(x.p.ep, DAT_EP_FIELD_EP_ATTR_MAX_RECV_IOV, &in)); /* passive pending */
+	check_ok(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, DAT_HANDLE_NULL, 0, NULL));
+	expect_ev(x.a.conn, DAT_CONNECTION_EVENT_ESTABLISHED);
+	expect_ev(x.p.conn, DAT_CONNECTION_EVENT_ESTABLISHED);
+	DAT_EP_PARAM p = query(x.p.ep);
+	assert_int_equal(p.ep_attr.max_request_dtos, 4);
+	assert_int_equal(p.ep_attr.max_recv_iov, 2);
+	/* The modified maximum message size and completion flags apply. */
+	mem_reg(&ma, x.a.ia, x.a.pz, 64, DAT_MEM_PRIV_ALL_FLAG);
+	mem_reg(&mp, x.p.ia, x.p.pz, 64, DAT_MEM_PRIV_ALL_FLAG);
+	DAT_LMR_TRIPLET big = iov_at(&ma, 0, 17), ok = iov_at(&ma, 0, 16), rp = iov_at(&mp, 0, 64);
+	DAT_LMR_TRIPLET three[3] = {rp, rp, rp};
+	check_type(dat_ep_post_send(x.a.ep, 1, &big, cookie(1), DAT_COMPLETION_DEFAULT_FLAG), DAT_LENGTH_ERROR);
+	check_type(dat_ep_post_recv(x.p.ep, 3, three, cookie(2), DAT_COMPLETION_DEFAULT_FLAG), DAT_INVALID_PARAMETER);
+	check_ok(dat_ep_post_recv(x.p.ep, 1, &rp, cookie(3), DAT_COMPLETION_DEFAULT_FLAG));
+	check_ok(dat_ep_post_send(x.a.ep, 1, &ok, cookie(4), DAT_COMPLETION_UNSIGNALLED_FLAG));
+	expect_dto(x.p.recv, x.p.ep, 3, DAT_DTO_SUCCESS);
+	mem_free(&ma, 0);
+	mem_free(&mp, 0);
+	pair_close(&x);
+}
+
+/* "The ep_param_mask parameter is invalid, or one of the requested
+ * Endpoint parameters or attributes was invalid, not supported, or cannot
+ * be modified." The IA, state, addresses and port qualifiers "Cannot be
+ * modified." */
+static void invalid_parameter(void **state)
+{
+	(void)state;
+	struct end e;
+	end_open(&e, NULL);
+	DAT_EP_PARAM in = query(e.ep);
+	DAT_IA_ATTR ia = ia_attr(e.ia);
+	check_ret(dat_ep_modify(e.ep, DAT_EP_FIELD_ALL + 1, &in), DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	DAT_EP_PARAM_MASK fixed[] = {DAT_EP_FIELD_IA_HANDLE, DAT_EP_FIELD_EP_STATE, DAT_EP_FIELD_LOCAL_IA_ADDRESS_PTR,
+				     DAT_EP_FIELD_LOCAL_PORT_QUAL, DAT_EP_FIELD_REMOTE_IA_ADDRESS_PTR,
+				     DAT_EP_FIELD_REMOTE_PORT_QUAL};
+	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+		check_type(dat_ep_modify(e.ep, fixed[i], &in), DAT_INVALID_PARAMETER);
+	in.ep_attr.max_request_dtos = ia.max_dto_per_ep + 1;
+	check_ret(dat_ep_modify(e.ep, DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS, &in), DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	in = query(e.ep);
+	in.ep_attr.recv_completion_flags = 0x400;
+	check_ret(dat_ep_modify(e.ep, DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS, &in), DAT_INVALID_PARAMETER,
+		  DAT_INVALID_ARG3);
+	in = query(e.ep);
+	in.ep_attr.qos = DAT_QOS_PREMIUM; /* not supported */
+	check_type(dat_ep_modify(e.ep, DAT_EP_FIELD_EP_ATTR_QOS, &in), DAT_INVALID_PARAMETER);
+	check_ret(dat_ep_modify(e.ep, DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE, NULL), DAT_INVALID_PARAMETER,
+		  DAT_INVALID_ARG3);
+	/* Nothing changed. */
+	DAT_EP_PARAM p = query(e.ep);
+	assert_int_equal(p.ep_attr.qos, DAT_QOS_BEST_EFFORT);
+	assert_true(p.ep_attr.max_request_dtos <= ia.max_dto_per_ep);
+	end_close(&e);
+}
+
+/* "The Endpoint was not in the state that allows one of the parameters or
+ * attributes to be modified": attributes "can be changed only prior to a
+ * request for a connection for an Active side or accepting a Connection
+ * Request for a Passive side"; Recv Completion Flags "before posting of
+ * any Recvs". */
+static void invalid_state(void **state)
+{
+	(void)state;
+	struct pair x;
+	struct mem m;
+	pair_open(&x, NULL);
+	DAT_EP_PARAM in = query(x.a.ep);
+	in.ep_attr.max_message_size = 100;
+	check_ok(connect_ep(x.a.ep, x.q, CONN_TMO, NULL));
+	check_ret(dat_ep_modify(x.a.ep, DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE, &in), DAT_INVALID_STATE,
+		  DAT_INVALID_STATE_EP_ACTCONNPENDING);
+	DAT_EVENT ev = expect_ev(x.p.cr, DAT_CONNECTION_REQUEST_EVENT);
+	check_ok(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, x.p.ep, 0, NULL));
+	expect_ev(x.a.conn, DAT_CONNECTION_EVENT_ESTABLISHED);
+	expect_ev(x.p.conn, DAT_CONNECTION_EVENT_ESTABLISHED);
+	check_ret(dat_ep_modify(x.a.ep, DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE, &in), DAT_INVALID_STATE,
+		  DAT_INVALID_STATE_EP_CONNECTED);
+	check_ret(dat_ep_modify(x.p.ep, DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE, &in), DAT_INVALID_STATE,
+		  DAT_INVALID_STATE_EP_CONNECTED);
+	assert_int_not_equal(query(x.a.ep).ep_attr.max_message_size, 100);
+	/* An unconnected EP with a posted receive keeps its recv flags. */
+	DAT_EP_HANDLE ep;
+	check_ok(dat_ep_create(x.a.ia, x.a.pz, x.a.recv, x.a.req, x.a.conn, NULL, &ep));
+	mem_reg(&m, x.a.ia, x.a.pz, 64, DAT_MEM_PRIV_ALL_FLAG);
+	DAT_LMR_TRIPLET iov = iov_at(&m, 0, 64);
+	check_ok(dat_ep_post_recv(ep, 1, &iov, cookie(1), DAT_COMPLETION_DEFAULT_FLAG));
+	in = query(ep);
+	in.ep_attr.recv_completion_flags = DAT_COMPLETION_SOLICITED_WAIT_FLAG;
+	check_type(dat_ep_modify(ep, DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS, &in), DAT_INVALID_STATE);
+	mem_free(&m, 0);
+	pair_close(&x);
+}
+
+/* "The ep_handle parameter is invalid." */
+static void invalid_handle(void **state)
+{
+	(void)state;
+	struct end e;
+	end_open(&e, NULL);
+	DAT_EP_PARAM in = query(e.ep);
+	check_ret(dat_ep_modify(e.pz, DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE, &in), DAT_INVALID_HANDLE,
+		  DAT_INVALID_HANDLE_EP);
+	check_ret(dat_ep_modify(DAT_HANDLE_NULL, DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE, &in), DAT_INVALID_HANDLE,
+		  DAT_INVALID_HANDLE_EP);
+	check_ret(dat_ep_modify(dead_ep(), DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE, &in), DAT_INVALID_HANDLE,
+		  DAT_INVALID_HANDLE_EP);
+	end_close(&e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(success_mask_only),
+		cmocka_unit_test(success_states),
+		cmocka_unit_test(invalid_parameter),
+		cmocka_unit_test(invalid_state),
+		cmocka_unit_test(invalid_handle),
+	};
+	return cmocka_run_group_tests_name("dat_ep_modify", tests, NULL, NULL);
+}

@@ -1,0 +1,265 @@
+/* dat_ep_post_rdma_read(3DAT): return values and one-sided reads. */
+#include "conn.h"
+
+#define BIG (64 * 1024)
+
+struct rig {
+	struct pair x;
+	struct mem l;  /* active side, local */
+	struct mem r;  /* passive side, the remote buffer */
+	struct mem wo; /* passive side, remote write only */
+};
+
+static void rig_up(struct rig *g, const DAT_EP_ATTR *attr)
+{
+	pair_up(&g->x, attr);
+	mem_reg(&g->l, g->x.a.ia, g->x.a.pz, BIG, DAT_MEM_PRIV_ALL_FLAG);
+	mem_reg(&g->r, g->x.p.ia, g->x.p.pz, BIG, DAT_MEM_PRIV_ALL_FLAG);
+	mem_reg(&g->wo, g->x.p.ia, g->x.p.pz, 64,
+		DAT_MEM_PRIV_LOCAL_READ_FLAG | DAT_MEM_PRIV_LOCAL_WRITE_FLAG | DAT_MEM_PRIV_REMOTE_WRITE_FLAG);
+}
+
+static void rig_down(struct rig *g)
+{
+	mem_free(&g->l, 0);
+	mem_free(&g->r, 0);
+	mem_free(&g->wo, 0);
+	pair_close(&g->x);
+}
+
+/* "The dat_ep_post_rdma_read() function requests the transfer of all the
+ * data specified by the remote_buffer over the connection of the ep_handle
+ * Endpoint into the local_iov." "The local_iov segments are filled in the
+ * I/O Vector order until the whole message is received. This ensures that
+ * all the "front" segments of the local_iov I/O Vector are completely
+ * filled, only one segment is partially filled, if needed, and all segments
+ * that follow it are not filled at all." "The user_cookie is returned to
+ * the Consumer in the Completion event for the posted RDMA Read." */
+static void success_scatter(void **state)
+{
+	(void)state;
+	struct rig g;
+	rig_up(&g, NULL);
+	memcpy(g.r.buf + 200, "abcdefghijkl", 12);
+	memset(g.l.buf, '.', 64);
+	DAT_LMR_TRIPLET iov[3] = {iov_at(&g.l, 40, 8), iov_at(&g.l, 0, 8), iov_at(&g.l, 20, 8)};
+	DAT_RMR_TRIPLET rb = rmr_at(&g.r, 200, 12);
+	check_ok(dat_ep_post_rdma_read(g.x.a.ep, 3, iov, cookie(0xAEAD), &rb, DAT_COMPLETION_DEFAULT_FLAG));
+	assert_int_equal(expect_dto(g.x.a.req, g.x.a.ep, 0xAEAD, DAT_DTO_SUCCESS), 12);
+	assert_memory_equal(g.l.buf + 40, "abcdefgh", 8);
+	assert_memory_equal(g.l.buf + 0, "ijkl....", 8);
+	assert_memory_equal(g.l.buf + 20, "........", 8);
+	expect_empty(g.x.p.recv);
+	/* A large read. */
+	for (int i = 0; i < BIG; i++)
+		g.r.buf[i] = (unsigned char)(i * 13);
+	DAT_LMR_TRIPLET all = iov_at(&g.l, 0, BIG);
+	DAT_RMR_TRIPLET rall = rmr_at(&g.r, 0, BIG);
+	check_ok(dat_ep_post_rdma_read(g.x.a.ep, 1, &all, cookie(2), &rall, DAT_COMPLETION_DEFAULT_FLAG));
+	assert_int_equal(expect_dto(g.x.a.req, g.x.a.ep, 2, DAT_DTO_SUCCESS), BIG);
+	assert_memory_equal(g.l.buf, g.r.buf, BIG);
+	rig_down(&g);
+}
+
+/* "If the operation returns successfully for the Endpoint in the
+ * DAT_EP_STATE_DISCONNECTED state, the posted RDMA Read is immediately
+ * flushed to request_evd_handle." */
+static void disconnected_flush(void **state)
+{
+	(void)state;
+	struct rig g;
+	rig_up(&g, NULL);
+	pair_disconnect(&g.x);
+	DAT_LMR_TRIPLET iov = iov_at(&g.l, 0, 8);
+	DAT_RMR_TRIPLET rb = rmr_at(&g.r, 0, 8);
+	check_ok(dat_ep_post_rdma_read(g.x.a.ep, 1, &iov, cookie(5), &rb, DAT_COMPLETION_DEFAULT_FLAG));
+	expect_dto(g.x.a.req, g.x.a.ep, 5, DAT_DTO_ERR_FLUSHED);
+	rig_down(&g);
+}
+
+/* "The value of DAT_COMPLETION_UNSIGNALLED_FLAG is only valid if the
+ * Endpoint Request Completion Flags DAT_COMPLETION_UNSIGNALLED_FLAG.
+ * Otherwise, DAT_INVALID_PARAMETER is returned." */
+static void unsignalled_flag(void **state)
+{
+	(void)state;
+	struct rig g;
+	rig_up(&g, NULL);
+	DAT_LMR_TRIPLET iov = iov_at(&g.l, 0, 8);
+	DAT_RMR_TRIPLET rb = rmr_at(&g.r, 0, 8);
+	check_ret(dat_ep_post_rdma_read(g.x.a.ep, 1, &iov, cookie(1), &rb, DAT_COMPLETION_UNSIGNALLED_FLAG),
+		  DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+	rig_down(&g);
+}
+
+/* "rmr_context does not have the remote read privileges": the read
+ * completes with DAT_DTO_ERR_REMOTE_ACCESS and reads nothing. */
+static void remote_privileges(void **state)
+{
+	(void)state;
+	struct rig g;
+	rig_up(&g, NULL);
+	memset(g.wo.buf, 0x66, 8);
+	DAT_LMR_TRIPLET iov = iov_at(&g.l, 0, 8);
+	DAT_RMR_TRIPLET rb = rmr_at(&g.wo, 0, 8);
+	check_ok(dat_ep_post_rdma_read(g.x.a.ep, 1, &iov, cookie(3), &rb, DAT_COMPLETION_DEFAULT_FLAG));
+	expect_dto(g.x.a.req, g.x.a.ep, 3, DAT_DTO_ERR_REMOTE_ACCESS);
+	assert_int_equal(g.l.buf[0], 0);
+	rig_down(&g);
+}
+
+/* "The size of the local buffer is too small for the data of the remote
+ * buffer." */
+static void length_error(void **state)
+{
+	(void)state;
+	struct rig g;
+	rig_up(&g, NULL);
+	DAT_LMR_TRIPLET iov[2] = {iov_at(&g.l, 0, 4), iov_at(&g.l, 8, 4)};
+	DAT_RMR_TRIPLET rb = rmr_at(&g.r, 0, 9);
+	check_type(dat_ep_post_rdma_read(g.x.a.ep, 2, iov, cookie(1), &rb, DAT_COMPLETION_DEFAULT_FLAG),
+		   DAT_LENGTH_ERROR);
+	expect_empty(g.x.a.req);
+	rig_down(&g);
+}
+
+/* More requests outstanding than max_request_dtos. */
+static void insufficient_resources(void **state)
+{
+	(void)state;
+	struct rig g;
+	DAT_EP_ATTR a = provider_defaults();
+	a.max_request_dtos = 1;
+	rig_up(&g, &a);
+	DAT_LMR_TRIPLET big = iov_at(&g.l, 0, BIG), iov = iov_at(&g.l, 0, 8);
+	DAT_RMR_TRIPLET rb = rmr_at(&g.r, 0, 8);
+	check_ok(dat_ep_post_send(g.x.a.ep, 1, &big, cookie(1), DAT_COMPLETION_DEFAULT_FLAG));
+	check_type(dat_ep_post_rdma_read(g.x.a.ep, 1, &iov, cookie(2), &rb, DAT_COMPLETION_DEFAULT_FLAG),
+		   DAT_INSUFFICIENT_RESOURCES);
+	rig_down(&g);
+}
+
+/* "Invalid parameter. For example, one of the IOV segments pointed to a
+ * memory outside its LMR." */
+static void invalid_parameter(void **state)
+{
+	(void)state;
+	struct rig g;
+	rig_up(&g, NULL);
+	DAT_LMR_TRIPLET out = iov_at(&g.l, BIG - 4, 8), ok = iov_at(&g.l, 0, 8);
+	DAT_RMR_TRIPLET rb = rmr_at(&g.r, 0, 8);
+	check_ret(dat_ep_post_rdma_read(g.x.a.ep, 1, &out, cookie(1), &rb, DAT_COMPLETION_DEFAULT_FLAG),
+		  DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	check_ret(dat_ep_post_rdma_read(g.x.a.ep, -1, &ok, cookie(1), &rb, DAT_COMPLETION_DEFAULT_FLAG),
+		  DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	check_ret(dat_ep_post_rdma_read(g.x.a.ep, 1, &ok, cookie(1), NULL, DAT_COMPLETION_DEFAULT_FLAG),
+		  DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+	check_ret(dat_ep_post_rdma_read(g.x.a.ep, 1, &ok, cookie(1), &rb, (DAT_COMPLETION_FLAGS)0x20),
+		  DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+	DAT_EP_ATTR a = ep_attr_of(&g.x.a);
+	DAT_LMR_TRIPLET *many = calloc((size_t)a.max_rdma_read_iov + 1, sizeof *many);
+	assert_non_null(many);
+	for (DAT_COUNT i = 0; i <= a.max_rdma_read_iov; i++)
+		many[i] = iov_at(&g.l, 0, 1);
+	check_ret(dat_ep_post_rdma_read(g.x.a.ep, a.max_rdma_read_iov + 1, many, cookie(1), &rb,
+					DAT_COMPLETION_DEFAULT_FLAG),
+		  DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	free(many);
+	expect_empty(g.x.a.req);
+	rig_down(&g);
+}
+
+/* "The ep_handle parameter is invalid." */
+static void invalid_handle(void **state)
+{
+	(void)state;
+	struct end e;
+	end_open(&e, NULL);
+	DAT_RMR_TRIPLET rb;
+	memset(&rb, 0, sizeof rb);
+	check_ret(dat_ep_post_rdma_read(e.ia, 0, NULL, cookie(1), &rb, DAT_COMPLETION_DEFAULT_FLAG), DAT_INVALID_HANDLE,
+		  DAT_INVALID_HANDLE_EP);
+	check_ret(dat_ep_post_rdma_read(dead_ep(), 0, NULL, cookie(1), &rb, DAT_COMPLETION_DEFAULT_FLAG),
+		  DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+	end_close(&e);
+}
+
+/* "Endpoint was not in the DAT_EP_STATE_CONNECTED or
+ * DAT_EP_STATE_DISCONNECTED state." */
+static void invalid_state(void **state)
+{
+	(void)state;
+	struct pair x;
+	struct mem m;
+	pair_open(&x, NULL);
+	mem_reg(&m, x.a.ia, x.a.pz, 64, DAT_MEM_PRIV_ALL_FLAG);
+	DAT_LMR_TRIPLET iov = iov_at(&m, 0, 8);
+	DAT_RMR_TRIPLET rb = rmr_at(&m, 8, 8);
+	check_ret(dat_ep_post_rdma_read(x.a.ep, 1, &iov, cookie(1), &rb, DAT_COMPLETION_DEFAULT_FLAG), DAT_INVALID_STATE,
+		  DAT_INVALID_STATE_EP_UNCONNECTED);
+	DAT_RSP_HANDLE rsp;
+	check_ok(dat_rsp_create(x.a.ia, 0x4EAD, x.a.ep, x.a.cr, &rsp));
+	check_ret(dat_ep_post_rdma_read(x.a.ep, 1, &iov, cookie(1), &rb, DAT_COMPLETION_DEFAULT_FLAG), DAT_INVALID_STATE,
+		  DAT_INVALID_STATE_EP_RESERVED);
+	mem_free(&m, 0);
+	pair_close(&x);
+}
+
+/* "Protection Zone mismatch between either an LMR of one of the local_iov
+ * segments and the local Endpoint or the rmr_context and the remote
+ * Endpoint." */
+static void protection_violation(void **state)
+{
+	(void)state;
+	struct rig g;
+	struct mem other;
+	rig_up(&g, NULL);
+	DAT_PZ_HANDLE pz2;
+	check_ok(dat_pz_create(g.x.a.ia, &pz2));
+	mem_reg(&other, g.x.a.ia, pz2, 64, DAT_MEM_PRIV_ALL_FLAG);
+	DAT_LMR_TRIPLET iov = iov_at(&other, 0, 8);
+	DAT_RMR_TRIPLET rb = rmr_at(&g.r, 0, 8);
+	check_type(dat_ep_post_rdma_read(g.x.a.ep, 1, &iov, cookie(1), &rb, DAT_COMPLETION_DEFAULT_FLAG),
+		   DAT_PROTECTION_VIOLATION);
+	mem_free(&other, 0);
+	rig_down(&g);
+}
+
+/* "Either one of the LMRs used in local_iov is invalid or does not have the
+ * local write privileges". */
+static void privileges_violation(void **state)
+{
+	(void)state;
+	struct rig g;
+	struct mem ro;
+	rig_up(&g, NULL);
+	mem_reg(&ro, g.x.a.ia, g.x.a.pz, 64, DAT_MEM_PRIV_LOCAL_READ_FLAG);
+	DAT_LMR_TRIPLET iov = iov_at(&ro, 0, 8);
+	DAT_RMR_TRIPLET rb = rmr_at(&g.r, 0, 8);
+	check_type(dat_ep_post_rdma_read(g.x.a.ep, 1, &iov, cookie(1), &rb, DAT_COMPLETION_DEFAULT_FLAG),
+		   DAT_PRIVILEGES_VIOLATION);
+	iov = iov_at(&g.l, 0, 8);
+	iov.lmr_context ^= 0x5a5a0000u; /* no such LMR */
+	check_type(dat_ep_post_rdma_read(g.x.a.ep, 1, &iov, cookie(2), &rb, DAT_COMPLETION_DEFAULT_FLAG),
+		   DAT_PRIVILEGES_VIOLATION);
+	mem_free(&ro, 0);
+	rig_down(&g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(success_scatter),
+		cmocka_unit_test(disconnected_flush),
+		cmocka_unit_test(unsignalled_flag),
+		cmocka_unit_test(remote_privileges),
+		cmocka_unit_test(length_error),
+		cmocka_unit_test(insufficient_resources),
+		cmocka_unit_test(invalid_parameter),
+		cmocka_unit_test(invalid_handle),
+		cmocka_unit_test(invalid_state),
+		cmocka_unit_test(protection_violation),
+		cmocka_unit_test(privileges_violation),
+	};
+	return cmocka_run_group_tests_name("dat_ep_post_rdma_read", tests, NULL, NULL);
+}
