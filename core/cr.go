@@ -18,22 +18,43 @@ type CR struct {
 }
 
 // newCR records an arriving request and posts DAT_CONNECTION_REQUEST_EVENT.
-func (ia *IA) newCR(sp Obj, evd *EVD, ep *EP, req rdma.ConnRequest) {
+// The EVD's queue length is the service point's backlog (dat_psp_create):
+// with that many events undequeued, the request is refused as if no one
+// listened. It reports whether the request was delivered.
+func (ia *IA) newCR(sp Obj, evd *EVD, ep *EP, req rdma.ConnRequest) bool {
+	evd.mu.Lock()
+	full := evd.count >= evd.qlen
+	evd.mu.Unlock()
+	if full {
+		refuse(req)
+		return false
+	}
 	ia.mu.Lock()
 	if ia.closed.Load() {
 		ia.mu.Unlock()
 		req.Reject()
-		return
+		return false
 	}
 	cr := &CR{ia: ia, sp: sp, req: req, ep: ep, private: append([]byte(nil), req.PrivateData()...)}
 	cr.kind = TypeCR
 	if err := bindLocked(ia, ia.crs, cr); err != nil {
 		ia.mu.Unlock()
 		req.Reject()
-		return
+		return false
 	}
 	ia.mu.Unlock()
 	evd.push(&Event{Number: EventConnectionRequest, SP: sp, CR: cr, ConnQual: spQual(sp, req), notify: true})
+	return true
+}
+
+// refuse turns a request away without a peer verdict where the transport
+// can, else rejects it.
+func refuse(req rdma.ConnRequest) {
+	if r, ok := req.(rdma.Refuser); ok {
+		r.Refuse()
+		return
+	}
+	req.Reject()
 }
 
 // spQual is the qualifier of the service point a request is delivered to:

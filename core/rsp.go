@@ -98,7 +98,14 @@ func (r *RSP) ConnRequest(req rdma.ConnRequest) {
 		req.Reject()
 		return
 	}
-	r.ia.newCR(r, r.evd, ep, req)
+	if !r.ia.newCR(r, r.evd, ep, req) {
+		// Not delivered (backlog full, IA closing): the EP stays reserved.
+		ep.mu.Lock()
+		if ep.state == EPPassiveConnectionPending {
+			ep.state = EPReserved
+		}
+		ep.mu.Unlock()
+	}
 }
 
 // Free releases the qualifier (dat_rsp_free); a reserved EP returns to the

@@ -144,6 +144,13 @@ type ConnRequest interface {
 	Reject() error
 }
 
+// Refuser is implemented by connection requests that can be turned away
+// without a verdict of the peer, as when no one listens: the active side
+// sees ConnNonPeerRejected instead of ConnRejected.
+type Refuser interface {
+	Refuse() error
+}
+
 // ListenHandler receives connection requests; core implements it.
 type ListenHandler interface {
 	ConnRequest(req ConnRequest)

@@ -336,6 +336,20 @@ func (r *connReq) Reject() error {
 	return nil
 }
 
+// Refuse closes the request's socket without an answer, as a missing
+// listener would: the active side sees ConnNonPeerRejected.
+func (r *connReq) Refuse() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state != reqPending {
+		return rdma.ErrState
+	}
+	r.state = reqRejected
+	closeFds(r.h.fds)
+	r.sock.Close()
+	return nil
+}
+
 func (r *connReq) Accept(qpi rdma.QP, priv []byte) error {
 	q, ok := qpi.(*qp)
 	if !ok || q == nil || len(priv) > maxPrivData {

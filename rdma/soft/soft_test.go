@@ -524,3 +524,16 @@ func TestAcceptAfterActiveGaveUp(t *testing.T) {
 	require.Equal(t, uint64(3), cs[0].Cookie)
 	require.NoError(t, b.qp.Reset())
 }
+
+// A refused request looks to the active side like no listener.
+func TestRefuse(t *testing.T) {
+	a, b := newEnd(t, 1), newEnd(t, 1)
+	l, err := b.dev.Listen(0, true, lh(func(r rdma.ConnRequest) {
+		require.NoError(t, r.(rdma.Refuser).Refuse())
+		require.ErrorIs(t, r.Reject(), rdma.ErrState)
+	}))
+	require.NoError(t, err)
+	defer l.Close()
+	require.NoError(t, a.qp.Connect(netip.AddrPortFrom(lo, 0), l.Qual(), nil, testWait))
+	require.Equal(t, rdma.ConnNonPeerRejected, a.ev.wait(t, testWait).Kind)
+}
