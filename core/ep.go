@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"math"
 	"net/netip"
 	"sync"
@@ -249,10 +250,19 @@ func (ep *EP) Status() (EPStatus, error) {
 	return st, nil
 }
 
-// Modify replaces the attributes of an EP that is not connected
-// (dat_ep_modify); the export layer merges the fields the mask selects into
-// the current attributes first.
-func (ep *EP) Modify(attr EPAttr) error {
+// EPHandles are the handles dat_ep_modify may change; only those whose Set
+// flag is true are changed (nil EVDs mean "no events").
+type EPHandles struct {
+	SetPZ, SetRecvEVD, SetReqEVD, SetConnEVD bool
+	PZ                                       *PZ
+	RecvEVD, ReqEVD, ConnEVD                 *EVD
+}
+
+// Modify replaces the attributes, and the PZ and EVDs that h selects, of an
+// EP that is not connected (dat_ep_modify); the export layer merges the
+// fields the mask selects into the current attributes first. Nothing
+// changes when an error is returned.
+func (ep *EP) Modify(attr EPAttr, h EPHandles) error {
 	// dat_ep_modify has no DAT_MODEL_NOT_SUPPORTED: an unsupported value
 	// is an invalid parameter there.
 	if err := ep.ia.checkEPAttr(&attr, 3); err != nil {
@@ -261,6 +271,9 @@ func (ep *EP) Modify(attr EPAttr) error {
 		}
 		return err
 	}
+	ia := ep.ia
+	ia.mu.Lock()
+	defer ia.mu.Unlock()
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
 	if ep.dead {
@@ -274,12 +287,26 @@ func (ep *EP) Modify(attr EPAttr) error {
 	if ep.srq != nil && attr.SRQSoftHW < WatermarkInfinite {
 		return ErrArg(3)
 	}
-	// The queue pair was sized at creation; growing the queues or IOVs
-	// beyond that would need a new QP, which the transport cannot swap
-	// under a live EP.
-	if attr.MaxRecvDTOs > ep.attr.MaxRecvDTOs || attr.MaxRequestDTOs > ep.attr.MaxRequestDTOs ||
-		attr.MaxRecvIOV > ep.attr.MaxRecvIOV || attr.MaxRequestIOV > ep.attr.MaxRequestIOV {
-		return ErrArg(3)
+	pz := ep.pz
+	if h.SetPZ {
+		if h.PZ.usableLocked(ia) != nil {
+			return ErrArg(3)
+		}
+		// "Protection Zone can be changed only when the Endpoint is in
+		// quiescent state": unconnected or tentative pending.
+		if h.PZ != pz && ep.state != EPUnconnected && ep.state != EPTentativeConnectionPending {
+			return ErrState(epStateSub(ep.state))
+		}
+		pz = h.PZ
+	}
+	for _, c := range []struct {
+		set  bool
+		evd  *EVD
+		flag EVDFlags
+	}{{h.SetRecvEVD, h.RecvEVD, EVDDTO}, {h.SetReqEVD, h.ReqEVD, EVDDTO}, {h.SetConnEVD, h.ConnEVD, EVDConnection}} {
+		if c.set && c.evd != nil && (c.evd.ia != ia || c.evd.dead || c.evd.flags&c.flag == 0) {
+			return ErrArg(3)
+		}
 	}
 	// Recv completion flags change only "before posting of any Recvs".
 	if attr.RecvCompletionFlags != ep.attr.RecvCompletionFlags {
@@ -289,6 +316,9 @@ func (ep *EP) Modify(attr EPAttr) error {
 			}
 		}
 	}
+	if err := ep.reconfigureLocked(attr, pz); err != nil {
+		return err
+	}
 	rearm := ep.srq != nil && attr.SRQSoftHW != ep.attr.SRQSoftHW
 	ep.attr = attr
 	if rearm {
@@ -296,7 +326,73 @@ func (ep *EP) Modify(attr EPAttr) error {
 		ep.softArm.Store(wmThreshold(attr.SRQSoftHW))
 		ep.checkSoft(ep.held.Load())
 	}
+	if pz != ep.pz {
+		ep.pz.users--
+		pz.users++
+		ep.pz = pz
+	}
+	ep.swapEVDsLocked(h)
 	return nil
+}
+
+// reconfigureLocked resizes the queue pair and moves it to pz when they
+// change; a transport that cannot only keeps shrinking limits.
+func (ep *EP) reconfigureLocked(attr EPAttr, pz *PZ) error {
+	old := ep.attr
+	sendSGE := max(attr.MaxRequestIOV, attr.MaxRDMAReadIOV, attr.MaxRDMAWriteIOV)
+	if pz == ep.pz && attr.MaxRequestDTOs == old.MaxRequestDTOs && attr.MaxRecvDTOs == old.MaxRecvDTOs &&
+		sendSGE == max(old.MaxRequestIOV, old.MaxRDMAReadIOV, old.MaxRDMAWriteIOV) && attr.MaxRecvIOV == old.MaxRecvIOV {
+		return nil
+	}
+	r, ok := ep.qp.(rdma.Reconfigurer)
+	if !ok {
+		if pz != ep.pz || attr.MaxRecvDTOs > old.MaxRecvDTOs || attr.MaxRequestDTOs > old.MaxRequestDTOs ||
+			attr.MaxRecvIOV > old.MaxRecvIOV || attr.MaxRequestIOV > old.MaxRequestIOV {
+			return ErrArg(3)
+		}
+		return nil
+	}
+	err := r.Reconfigure(pz.id, attr.MaxRequestDTOs, attr.MaxRecvDTOs, sendSGE, attr.MaxRecvIOV)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, rdma.ErrInvalid):
+		return ErrArg(3) // e.g. fewer receives allowed than are posted
+	}
+	return mapTransportError(err)
+}
+
+// swapEVDsLocked installs the EVDs h selects, moving use counts and the
+// queue pair's progress registration; ia.mu and ep.mu held. No completion
+// is pushed in the states dat_ep_modify allows, so the sinks can change.
+func (ep *EP) swapEVDsLocked(h EPHandles) {
+	before := []*EVD{ep.recvEVD, ep.reqEVD}
+	set := func(on bool, cur **EVD, nu *EVD) {
+		if !on || *cur == nu {
+			return
+		}
+		if *cur != nil {
+			(*cur).use(-1)
+		}
+		if nu != nil {
+			nu.use(1)
+		}
+		*cur = nu
+	}
+	set(h.SetRecvEVD, &ep.recvEVD, h.RecvEVD)
+	set(h.SetReqEVD, &ep.reqEVD, h.ReqEVD)
+	set(h.SetConnEVD, &ep.connEVD, h.ConnEVD)
+	ep.recvSink.evd, ep.reqSink.evd = ep.recvEVD, ep.reqEVD
+	for _, e := range before {
+		if e != nil && e != ep.recvEVD && e != ep.reqEVD {
+			e.removeSource(ep.qp)
+		}
+	}
+	for _, e := range []*EVD{ep.recvEVD, ep.reqEVD} {
+		if e != nil {
+			e.addSource(ep.qp)
+		}
+	}
 }
 
 // Attr is the EP's current attributes.

@@ -506,9 +506,9 @@ func TestSRQEPModifySoftHW(t *testing.T) {
 	sep, cep := s.ep(t, q, s.dto), c.ep(t, nil, c.dto)
 	a := sep.Attr()
 	a.SRQSoftHW = -4
-	require.Equal(t, ErrArg(3), sep.Modify(a))
+	require.Equal(t, ErrArg(3), sep.Modify(a, EPHandles{}))
 	a.SRQSoftHW = 0
-	require.NoError(t, sep.Modify(a))
+	require.NoError(t, sep.Modify(a, EPHandles{}))
 	require.Equal(t, 0, sep.Attr().SRQSoftHW)
 	connect(t, c, cep, s, sep)
 	require.NoError(t, q.PostRecv(s.seg(0), 0))

@@ -30,8 +30,11 @@ static void success_both_sides(void **state)
 }
 
 /* "For abrupt disconnect, all outstanding DTOs and RMR Binds are completed
- * unsuccessfully": posted receives and a send the peer never took are
- * flushed, on both sides. */
+ * unsuccessfully": posted receives and sends the peer never took are
+ * flushed, on both sides. "If an in-progress DTO is completed
+ * unsuccessfully, all follow on in-progress DTOs in the same direction also
+ * must be completed unsuccessfully. This order is presented to the Consumer
+ * through a DTO completion Event Stream": the two sends, in post order. */
 static void abrupt_flushes(void **state)
 {
 	(void)state;
@@ -45,11 +48,13 @@ static void abrupt_flushes(void **state)
 		check_ok(dat_ep_post_recv(x.a.ep, 1, &small, cookie(10 + i), DAT_COMPLETION_DEFAULT_FLAG));
 	check_ok(dat_ep_post_recv(x.p.ep, 1, &pr, cookie(20), DAT_COMPLETION_DEFAULT_FLAG));
 	check_ok(dat_ep_post_send(x.a.ep, 1, &big, cookie(30), DAT_COMPLETION_DEFAULT_FLAG));
+	check_ok(dat_ep_post_send(x.a.ep, 1, &big, cookie(31), DAT_COMPLETION_DEFAULT_FLAG));
 	check_ok(dat_ep_disconnect(x.a.ep, DAT_CLOSE_ABRUPT_FLAG));
 	expect_ev(x.a.conn, DAT_CONNECTION_EVENT_DISCONNECTED);
 	for (int i = 0; i < 3; i++)
 		expect_dto(x.a.recv, x.a.ep, 10 + i, DAT_DTO_ERR_FLUSHED);
 	expect_dto(x.a.req, x.a.ep, 30, DAT_DTO_ERR_FLUSHED);
+	expect_dto(x.a.req, x.a.ep, 31, DAT_DTO_ERR_FLUSHED);
 	expect_ev(x.p.conn, DAT_CONNECTION_EVENT_DISCONNECTED);
 	/* The peer's receive cannot have been matched by the flushed send
 	 * except with an error; it ends unsuccessfully too. */

@@ -166,13 +166,36 @@ func go_dat_ep_modify(h C.DAT_EP_HANDLE, mask C.DAT_EP_PARAM_MASK, in *C.DAT_EP_
 	if in == nil {
 		return datReturn(core.ErrArg(3))
 	}
-	// Handles, addresses and the state are not modifiable here.
+	// The IA, the state, addresses, port qualifiers ("Cannot be
+	// modified") and the SRQ are fixed.
 	const fixed = C.DAT_EP_FIELD_IA_HANDLE | C.DAT_EP_FIELD_EP_STATE | C.DAT_EP_FIELD_LOCAL_IA_ADDRESS_PTR |
 		C.DAT_EP_FIELD_LOCAL_PORT_QUAL | C.DAT_EP_FIELD_REMOTE_IA_ADDRESS_PTR | C.DAT_EP_FIELD_REMOTE_PORT_QUAL |
-		C.DAT_EP_FIELD_PZ_HANDLE | C.DAT_EP_FIELD_RECV_EVD_HANDLE | C.DAT_EP_FIELD_REQUEST_EVD_HANDLE |
-		C.DAT_EP_FIELD_CONNECT_EVD_HANDLE | C.DAT_EP_FIELD_SRQ_HANDLE
+		C.DAT_EP_FIELD_SRQ_HANDLE
 	if mask&fixed != 0 {
 		return datReturn(core.ErrArg(2))
+	}
+	var hs core.EPHandles
+	if mask&C.DAT_EP_FIELD_PZ_HANDLE != 0 {
+		hs.SetPZ = true
+		if hs.PZ, err = lookup[*core.PZ](in.pz_handle, core.TypePZ, core.SubHandlePZ); err != nil {
+			return datReturn(core.ErrArg(3))
+		}
+	}
+	for _, f := range []struct {
+		bit C.DAT_EP_PARAM_MASK
+		h   C.DAT_EVD_HANDLE
+		set *bool
+		evd **core.EVD
+	}{{C.DAT_EP_FIELD_RECV_EVD_HANDLE, in.recv_evd_handle, &hs.SetRecvEVD, &hs.RecvEVD},
+		{C.DAT_EP_FIELD_REQUEST_EVD_HANDLE, in.request_evd_handle, &hs.SetReqEVD, &hs.ReqEVD},
+		{C.DAT_EP_FIELD_CONNECT_EVD_HANDLE, in.connect_evd_handle, &hs.SetConnEVD, &hs.ConnEVD}} {
+		if mask&f.bit == 0 {
+			continue
+		}
+		*f.set = true
+		if *f.evd, err = lookupOptional[*core.EVD](f.h, core.TypeEVD, core.SubNone); err != nil {
+			return datReturn(core.ErrArg(3))
+		}
 	}
 	cur := ep.Attr()
 	n := epAttrFromC(&in.ep_attr)
@@ -196,7 +219,7 @@ func go_dat_ep_modify(h C.DAT_EP_HANDLE, mask C.DAT_EP_PARAM_MASK, in *C.DAT_EP_
 	set(C.DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IOV, func() { cur.MaxRDMAReadIOV = n.MaxRDMAReadIOV })
 	set(C.DAT_EP_FIELD_EP_ATTR_MAX_RDMA_WRITE_IOV, func() { cur.MaxRDMAWriteIOV = n.MaxRDMAWriteIOV })
 	set(C.DAT_EP_FIELD_EP_ATTR_SERVICE_TYPE, func() { cur.ServiceType = n.ServiceType })
-	return datReturn(ep.Modify(cur))
+	return datReturn(ep.Modify(cur, hs))
 }
 
 // checkQoS accepts the QoS the provider supports (best effort, as its

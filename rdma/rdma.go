@@ -273,6 +273,13 @@ type IdleReporter interface {
 	Idle() (recv, send bool)
 }
 
+// Reconfigurer is implemented by queue pairs that can change protection
+// domain and queue limits while unconnected (dat_ep_modify). Posted
+// receives are kept; more of them than maxRecv is ErrInvalid.
+type Reconfigurer interface {
+	Reconfigure(pd uint32, maxSend, maxRecv, maxSendSGE, maxRecvSGE int) error
+}
+
 // DeviceAttr are the honest limits of a device.
 type DeviceAttr struct {
 	Name           string

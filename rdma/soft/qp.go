@@ -208,6 +208,44 @@ func (q *qp) Idle() (recv, send bool) {
 	return q.rqHead == q.rqTl, q.sqHead == q.sqTl
 }
 
+// Reconfigure changes the protection domain and queue limits of an idle QP.
+func (q *qp) Reconfigure(pd uint32, maxSend, maxRecv, maxSendSGE, maxRecvSGE int) error {
+	if maxSend > maxQPWR || maxRecv > maxQPWR || maxSendSGE > maxSGE || maxRecvSGE > maxSGE {
+		return rdma.ErrInvalid
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch {
+	case q.state == stDestroyed:
+		return rdma.ErrClosed
+	case q.state != stIdle || q.sqHead != q.sqTl:
+		return rdma.ErrState
+	}
+	ms, mr := clampWR(maxSend), clampWR(maxRecv)
+	posted := q.rqTl - q.rqHead
+	if posted > mr {
+		return rdma.ErrInvalid
+	}
+	if ms != q.maxSend {
+		q.sq = make([]sendEnt, pow2(ms))
+		q.sqMask = uint64(len(q.sq) - 1)
+		q.sqHead, q.sqExec, q.sqTl = 0, 0, 0
+		q.maxSend = ms
+	}
+	if mr != q.maxRecv {
+		rq := make([]recvEnt, pow2(mr))
+		for i := uint64(0); i < posted; i++ {
+			rq[i] = q.rq[(q.rqHead+i)&q.rqMask]
+		}
+		q.rq, q.rqMask = rq, uint64(len(rq)-1)
+		q.rqHead, q.rqTl = 0, posted
+		q.maxRecv = mr
+	}
+	q.maxSendSGE, q.maxRecvSGE = clampSGE(maxSendSGE), clampSGE(maxRecvSGE)
+	q.cfg.PD = pd
+	return nil
+}
+
 // ---- posting ----
 
 func (q *qp) PostSend(wr *rdma.SendWR) error {

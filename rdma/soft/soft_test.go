@@ -537,3 +537,33 @@ func TestRefuse(t *testing.T) {
 	require.NoError(t, a.qp.Connect(netip.AddrPortFrom(lo, 0), l.Qual(), nil, testWait))
 	require.Equal(t, rdma.ConnNonPeerRejected, a.ev.wait(t, testWait).Kind)
 }
+
+// An idle QP can be resized and moved to another protection domain; posted
+// receives are kept.
+func TestReconfigure(t *testing.T) {
+	a, b := newEnd(t, 1), newEnd(t, 1)
+	rb, rm := b.buf(t, 64, allAccess)
+	for i := 0; i < 3; i++ {
+		require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{Cookie: uint64(i), SGL: []rdma.SGE{sge(rb, rm)}}))
+	}
+	rc := b.qp.(rdma.Reconfigurer)
+	require.ErrorIs(t, rc.Reconfigure(1, 4, 2, 4, 4), rdma.ErrInvalid, "3 receives posted")
+	require.ErrorIs(t, rc.Reconfigure(1, 4, 8, maxSGE+1, 4), rdma.ErrInvalid)
+	require.NoError(t, rc.Reconfigure(1, 2, 3, 4, 4))
+	require.ErrorIs(t, b.qp.PostRecv(&rdma.RecvWR{SGL: []rdma.SGE{sge(rb, rm)}}), rdma.ErrQueueFull)
+	// Now in PD 2: receives of PD 1 memory are refused.
+	require.NoError(t, rc.Reconfigure(2, 2, 8, 4, 4))
+	require.ErrorIs(t, b.qp.PostRecv(&rdma.RecvWR{SGL: []rdma.SGE{sge(rb, rm)}}), rdma.ErrProtection)
+	require.NoError(t, rc.Reconfigure(1, 2, 8, 4, 4))
+	connect(t, a, b, nil, nil)
+	require.ErrorIs(t, rc.Reconfigure(1, 2, 8, 4, 4), rdma.ErrState)
+	src, sm := a.buf(t, 8, allAccess)
+	for i := 0; i < 3; i++ {
+		require.NoError(t, a.qp.PostSend(&rdma.SendWR{Op: rdma.OpSend, SGL: []rdma.SGE{sge(src, sm)}}))
+	}
+	pollUntil(t, func() bool { return b.rcq.n() == 3 }, a.qp, b.qp)
+	for i, c := range b.rcq.take() {
+		require.Equal(t, rdma.StatusSuccess, c.Status)
+		require.Equal(t, uint64(i), c.Cookie)
+	}
+}
