@@ -158,6 +158,9 @@ func TestCrossProcess(t *testing.T) {
 	d, dm := a.buf(t, 8000, allAccess)
 	require.NoError(t, a.qp.PostSend(&rdma.SendWR{Op: rdma.OpRead, SGL: []rdma.SGE{sge(d, dm)},
 		RemoteAddr: raddr + 100, RKey: rkey, Flags: rdma.SendSignaled}))
+	// Completions are in order: they may wait for the acknowledgement of the
+	// earlier large send, so poll rather than expect them at post time.
+	pollUntil(t, func() bool { return a.scq.n() == 2 }, a.qp)
 	cs := a.scq.take()
 	require.Len(t, cs, 2)
 	require.Equal(t, rdma.StatusSuccess, cs[0].Status)
@@ -166,6 +169,7 @@ func TestCrossProcess(t *testing.T) {
 	// out of bounds → remote access error
 	require.NoError(t, a.qp.PostSend(&rdma.SendWR{Op: rdma.OpWrite, SGL: []rdma.SGE{sge(s1, m1)},
 		RemoteAddr: raddr + 1<<20 - 10, RKey: rkey}))
+	pollUntil(t, func() bool { return a.scq.n() == 1 }, a.qp)
 	require.Equal(t, rdma.StatusRemoteAccess, a.scq.take()[0].Status)
 
 	require.NoError(t, a.qp.Disconnect(true))
