@@ -85,6 +85,14 @@ func (e *EVD) Query() (EVDParams, error) {
 	return EVDParams{QLen: e.qlen, Enabled: e.enabled, Waitable: e.waitable, CNO: e.cno, Flags: e.flags}, nil
 }
 
+// usableAsAsync tells whether a consumer may pass the EVD to dat_ia_open as
+// the async EVD of another IA: it must be a live asynchronous EVD.
+func (e *EVD) usableAsAsync() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return !e.dead && e.flags&EVDAsync != 0
+}
+
 // push queues ev. Completions are never dropped: the ring grows past qlen
 // and the first excursion over qlen is reported as an overflow on the async
 // EVD. Caller must not hold e.mu.

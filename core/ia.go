@@ -40,7 +40,10 @@ type IAConfig struct {
 	Device    rdma.Device
 	AsyncQLen int  // queue length of the async EVD created when AsyncEVD is nil
 	AsyncEVD  *EVD // consumer-supplied async EVD, or nil
-	Handles   Handles
+	// NoAsync is DAT_EVD_ASYNC_EXISTS: the consumer's async EVD lives
+	// outside this process, so the IA creates none and has none in scope.
+	NoAsync bool
+	Handles Handles
 }
 
 // IA is an open interface adapter: the root of every other DAT object.
@@ -73,8 +76,11 @@ type IA struct {
 
 // OpenIA opens an IA over an opened transport device.
 func OpenIA(cfg IAConfig) (*IA, error) {
-	if cfg.AsyncEVD == nil && cfg.AsyncQLen <= 0 {
+	if cfg.AsyncEVD == nil && !cfg.NoAsync && cfg.AsyncQLen <= 0 {
 		return nil, ErrArg(2)
+	}
+	if e := cfg.AsyncEVD; e != nil && !e.usableAsAsync() {
+		return nil, ErrHandle(SubHandleEVDAsync)
 	}
 	ia := &IA{
 		name: cfg.Name, dev: cfg.Device, doorbell: cfg.Device.Doorbell(), handles: cfg.Handles,
@@ -85,12 +91,16 @@ func OpenIA(cfg IAConfig) (*IA, error) {
 	}
 	ia.kind = TypeIA
 	ia.attr = attrFromDevice(cfg.Device)
+	// dat_ia_query(3DAT): the adapter name is "the same as ia_name_ptr".
+	ia.attr.AdapterName = cfg.Name
 	if err := ia.handles.Bind(ia); err != nil {
 		return nil, err
 	}
-	if cfg.AsyncEVD != nil {
+	switch {
+	case cfg.AsyncEVD != nil:
 		ia.asyncEVD = cfg.AsyncEVD
-	} else {
+	case cfg.NoAsync:
+	default:
 		evd, err := ia.CreateEVD(cfg.AsyncQLen, EVDAsync, nil)
 		if err != nil {
 			ia.handles.Release(ia)

@@ -9,6 +9,7 @@ import "C"
 import (
 	"net/netip"
 	"path/filepath"
+	"strings"
 	"unsafe"
 
 	"godat/core"
@@ -58,20 +59,24 @@ func go_dat_ia_openv(name *C.char, qlen C.DAT_COUNT, asyncEVD *C.DAT_EVD_HANDLE,
 		return datReturn(core.ErrArg(7))
 	}
 	var given *core.EVD
-	if *asyncEVD != nil {
+	noAsync := *asyncEVD == C.DAT_EVD_HANDLE(cptr(1)) // DAT_EVD_ASYNC_EXISTS
+	if *asyncEVD != nil && !noAsync {
 		evd, err := lookup[*core.EVD](*asyncEVD, core.TypeEVD, core.SubHandleEVDAsync)
 		if err != nil {
 			return datReturn(err)
 		}
 		given = evd
-	} else if qlen <= 0 {
+	} else if qlen <= 0 && !noAsync {
 		return datReturn(core.ErrArg(2))
 	}
 	reg, err := core.LoadRegistry(core.RegistryPaths(sysconfdir))
 	if err != nil {
 		return datReturn(err)
 	}
-	entry, err := reg.Lookup(C.GoString(name), int(major), int(minor))
+	// dat_ia_open(3DAT): a RO_AWARE_ prefix only says the program copes
+	// with relaxed ordering; it is removed before the name is looked up.
+	iaName, _ := strings.CutPrefix(C.GoString(name), "RO_AWARE_")
+	entry, err := reg.Lookup(iaName, int(major), int(minor))
 	if err != nil {
 		return datReturn(err)
 	}
@@ -79,14 +84,23 @@ func go_dat_ia_openv(name *C.char, qlen C.DAT_COUNT, asyncEVD *C.DAT_EVD_HANDLE,
 	if err != nil {
 		return datReturn(err)
 	}
-	ia, err := core.OpenIA(core.IAConfig{Name: entry.IAName, Device: dev, AsyncQLen: int(qlen), AsyncEVD: given, Handles: handles})
+	ia, err := core.OpenIA(core.IAConfig{Name: entry.IAName, Device: dev, AsyncQLen: int(qlen), AsyncEVD: given, NoAsync: noAsync, Handles: handles})
 	if err != nil {
 		dev.Close()
 		return datReturn(err)
 	}
 	*iaOut = handleOf(ia)
-	*asyncEVD = handleOf(ia.AsyncEVD())
+	*asyncEVD = asyncHandle(ia)
 	return C.DAT_SUCCESS
+}
+
+// asyncHandle is the IA's async EVD, or DAT_EVD_OUT_OF_SCOPE for an IA
+// opened with DAT_EVD_ASYNC_EXISTS (its async EVD is elsewhere).
+func asyncHandle(ia *core.IA) C.DAT_EVD_HANDLE {
+	if e := ia.AsyncEVD(); e != nil {
+		return handleOf(e)
+	}
+	return C.DAT_EVD_HANDLE(cptr(2)) // DAT_EVD_OUT_OF_SCOPE
 }
 
 //export go_dat_ia_close
@@ -135,7 +149,7 @@ func go_dat_ia_query(h C.DAT_IA_HANDLE, asyncEVD *C.DAT_EVD_HANDLE, iaMask C.DAT
 		return datReturn(core.ErrArg(6))
 	}
 	if asyncEVD != nil {
-		*asyncEVD = handleOf(ia.AsyncEVD())
+		*asyncEVD = asyncHandle(ia)
 	}
 	if iaAttr != nil {
 		fillIAAttr(iaAttr, ia)
@@ -199,6 +213,13 @@ func fillProviderAttr(out *C.DAT_PROVIDER_ATTR, ia *core.IA) {
 	v.ep_creator = C.DAT_PSP_CREATES_EP_NEVER
 	v.pz_support = C.DAT_PZ_UNIQUE
 	v.optimal_buffer_alignment = C.DAT_OPTIMAL_ALIGNMENT
+	// Any EVD may take any mix of streams (dat_ia_query(3DAT): "The
+	// Provider should support merging of all event stream types").
+	for i := range v.evd_stream_merging_supported {
+		for j := range v.evd_stream_merging_supported[i] {
+			v.evd_stream_merging_supported[i][j] = C.DAT_TRUE
+		}
+	}
 	// SRQs with low and high watermarks, exact available/outstanding counts
 	// and dat_ep_recv_query counts; an SRQ's buffers are checked against its
 	// own PZ, so its EPs may use other PZs. DAT 1.2 defines no values for

@@ -48,7 +48,8 @@ type device struct {
 	lsns   map[*listener]struct{}
 }
 
-// Open opens a software IA. Params: transport (shm; accepted and ignored),
+// Open opens a software IA. Params: transport (shm, or auto, which is shm
+// until there is TCP; accepted and ignored),
 // addr (the IA address, default 127.0.0.1).
 func Open(params map[string]string) (rdma.Device, error) {
 	addr := netip.MustParseAddr("127.0.0.1")
@@ -59,7 +60,7 @@ func Open(params map[string]string) (rdma.Device, error) {
 		}
 		addr = a.Unmap()
 	}
-	if t, ok := params["transport"]; ok && t != "" && t != "shm" {
+	if t, ok := params["transport"]; ok && t != "" && t != "shm" && t != "auto" {
 		return nil, fmt.Errorf("soft: transport %q not supported: %w", t, rdma.ErrInvalid)
 	}
 	allowPtrace()
