@@ -2,6 +2,9 @@ package core
 
 import (
 	"errors"
+	"os"
+	"strconv"
+	"strings"
 
 	"godat/rdma"
 )
@@ -65,7 +68,7 @@ type LMR struct {
 	length uint64
 	priv   MemPriv
 	mr     rdma.MR
-	users  int // LMRs created over this one; guarded by ia.mu
+	users  int // LMRs created over this one and RMRs bound to it; guarded by ia.mu
 	dead   bool
 }
 
@@ -86,9 +89,6 @@ func (ia *IA) CreateLMR(region LMRRegion, length uint64, pz *PZ, priv MemPriv) (
 	if priv&^PrivAll != 0 {
 		return nil, LMRInfo{}, ErrArg(6)
 	}
-	if length == 0 {
-		return nil, LMRInfo{}, ErrLength
-	}
 	ia.mu.Lock()
 	defer ia.mu.Unlock()
 	if err := ia.liveLocked(); err != nil {
@@ -103,20 +103,23 @@ func (ia *IA) CreateLMR(region LMRRegion, length uint64, pz *PZ, priv MemPriv) (
 		if addr == 0 {
 			return nil, LMRInfo{}, ErrArg(3)
 		}
+		if length == 0 || length > ia.attr.MaxLMRBlockSize || addr+length < addr {
+			return nil, LMRInfo{}, ErrArg(4)
+		}
+		if region.Type == MemSharedVirtual && !sharedMapping(addr, length) {
+			// dat_lmr_create(3DAT): "shared virtual buffer was not
+			// created shared by the platform".
+			return nil, LMRInfo{}, ErrState(SubNone)
+		}
 	case MemLMR:
 		parent := region.LMR
 		if parent == nil || parent.dead || parent.ia != ia {
 			return nil, LMRInfo{}, ErrHandle(SubHandleLMR)
 		}
-		if length > parent.length {
-			return nil, LMRInfo{}, ErrLength
-		}
-		addr = parent.addr
+		// "Length parameter is ignored": the new LMR covers the old one.
+		addr, length = parent.addr, parent.length
 	default:
 		return nil, LMRInfo{}, ErrModelNotSupported
-	}
-	if length > ia.attr.MaxLMRBlockSize || addr+length < addr {
-		return nil, LMRInfo{}, ErrLength
 	}
 	if len(ia.lmrs) >= ia.attr.MaxLMRs {
 		return nil, LMRInfo{}, E(KindInsufficientResources, SubResourceMemoryRegion)
@@ -161,7 +164,7 @@ func (l *LMR) Query() (LMRInfo, error) {
 }
 
 // Free deregisters the LMR (dat_lmr_free); refused while an LMR created
-// over it exists.
+// over it exists or an RMR is bound to it.
 func (l *LMR) Free() error {
 	ia := l.ia
 	ia.mu.Lock()
@@ -223,6 +226,42 @@ func (ia *IA) SyncRDMA(segs []Segment) error {
 		}
 	}
 	return nil
+}
+
+// sharedMapping reports whether [addr, addr+n) lies in shared mappings of
+// this process (MAP_SHARED, the platform's shared memory), read from
+// /proc/self/maps. Where that file cannot be read every range counts as
+// shared: only a positive "private" answer refuses a registration.
+func sharedMapping(addr, n uint64) bool {
+	b, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return true
+	}
+	end := addr + n
+	for _, line := range strings.Split(string(b), "\n") {
+		// start-end perms ...
+		rng, rest, ok := strings.Cut(line, " ")
+		if !ok || len(rest) < 4 {
+			continue
+		}
+		lo, hi, ok := strings.Cut(rng, "-")
+		if !ok {
+			continue
+		}
+		start, err1 := strconv.ParseUint(lo, 16, 64)
+		stop, err2 := strconv.ParseUint(hi, 16, 64)
+		if err1 != nil || err2 != nil || stop <= addr || start > addr {
+			continue
+		}
+		if rest[3] != 's' {
+			return false
+		}
+		if stop >= end {
+			return true
+		}
+		addr = stop // the range goes on in the next mapping
+	}
+	return false
 }
 
 // mapTransportError turns a backend error into a DAT error. Backends wrap

@@ -9,6 +9,7 @@ type RMR struct {
 	ia   *IA
 	pz   *PZ
 	mr   rdma.MR // nil while unbound
+	lmr  *LMR    // the LMR the RMR is bound to, nil while unbound
 	seg  Segment
 	priv MemPriv
 	dead bool
@@ -83,11 +84,17 @@ func (r *RMR) Bind(seg Segment, priv MemPriv, ep *EP, cookie uint64, flags Compl
 		return 0, ErrHandle(SubHandleEP)
 	}
 	ep.mu.Lock()
-	st, dead, evd := ep.state, ep.dead, ep.reqEVD
+	st, dead, evd, reqFlags := ep.state, ep.dead, ep.reqEVD, ep.attr.RequestCompletionFlags
 	ep.mu.Unlock()
 	if dead {
 		ia.mu.Unlock()
 		return 0, ErrHandle(SubHandleEP)
+	}
+	if flags&CompletionUnsignalled != 0 && reqFlags&CompletionUnsignalled == 0 {
+		// dat_rmr_bind(3DAT): only valid when the EP's request
+		// completion flags have DAT_COMPLETION_UNSIGNALLED_FLAG.
+		ia.mu.Unlock()
+		return 0, ErrArg(6)
 	}
 	if st != EPConnected && st != EPDisconnected {
 		ia.mu.Unlock()
@@ -98,8 +105,9 @@ func (r *RMR) Bind(seg Segment, priv MemPriv, ep *EP, cookie uint64, flags Compl
 		return 0, E(KindProtectionViolation, SubNone)
 	}
 	var mr rdma.MR
+	var l *LMR
 	if seg.Length != 0 {
-		l := ia.lmrByContextLocked(seg.LMRContext)
+		l = ia.lmrByContextLocked(seg.LMRContext)
 		if l == nil {
 			ia.mu.Unlock()
 			return 0, ErrArg(2)
@@ -113,8 +121,16 @@ func (r *RMR) Bind(seg Segment, priv MemPriv, ep *EP, cookie uint64, flags Compl
 			ia.mu.Unlock()
 			return 0, E(KindPrivilegesViolation, SubNone)
 		}
+		if l.pz != r.pz {
+			ia.mu.Unlock()
+			return 0, E(KindProtectionViolation, SubNone)
+		}
+		// The window's local rights are the LMR's, which were checked to
+		// cover the remote ones (the transport wants local write under
+		// remote write).
+		access := priv.access() | (l.priv & (PrivLocalRead | PrivLocalWrite)).access()
 		var err error
-		if mr, err = ia.dev.RegisterMR(r.pz.id, seg.Addr, seg.Length, priv.access()); err != nil {
+		if mr, err = ia.dev.RegisterMR(r.pz.id, seg.Addr, seg.Length, access); err != nil {
 			ia.mu.Unlock()
 			return 0, mapTransportError(err)
 		}
@@ -122,7 +138,13 @@ func (r *RMR) Bind(seg Segment, priv MemPriv, ep *EP, cookie uint64, flags Compl
 	if r.mr != nil {
 		r.mr.Deregister()
 	}
-	r.mr, r.seg, r.priv = mr, seg, priv
+	if r.lmr != nil {
+		r.lmr.users--
+	}
+	if l != nil {
+		l.users++
+	}
+	r.mr, r.lmr, r.seg, r.priv = mr, l, seg, priv
 	var ctx uint32
 	if mr != nil {
 		ctx = mr.RKey()
@@ -155,6 +177,10 @@ func (r *RMR) destroyLocked() {
 	if r.mr != nil {
 		r.mr.Deregister()
 		r.mr = nil
+	}
+	if r.lmr != nil {
+		r.lmr.users--
+		r.lmr = nil
 	}
 	r.pz.users--
 	delete(r.ia.rmrs, r)

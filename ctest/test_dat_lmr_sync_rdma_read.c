@@ -1,0 +1,116 @@
+/* dat_lmr_sync_rdma_read(3DAT): every return value. Memory is coherent on
+ * every platform this provider runs on (lmr_sync_req is DAT_FALSE), so the
+ * call checks its segments and an RDMA read sees local writes without
+ * it. */
+#define _GNU_SOURCE
+#include "pages.h"
+
+/* DAT_SUCCESS: "It is permissible to batch synchronizations for multiple
+ * RDMA Read operations in a single call by passing a local_segments array
+ * that includes all modified memory ranges. The local_segments entries
+ * need not contain the same LMR and need not be in the same Protection
+ * Zone." */
+static void test_lmr_sync_rdma_read_success(void **state)
+{
+	(void)state;
+	static char a[128], b[128];
+	DAT_IA_HANDLE ia = open_ia(NULL);
+	DAT_PZ_HANDLE pz1 = make_pz(ia), pz2 = make_pz(ia);
+	struct lmr la = make_lmr(ia, pz1, a, sizeof a, DAT_MEM_PRIV_ALL_FLAG);
+	struct lmr lb = make_lmr(ia, pz2, b, sizeof b, DAT_MEM_PRIV_ALL_FLAG);
+	DAT_LMR_TRIPLET segs[3] = {triplet(&la, a, sizeof a), triplet(&lb, b + 10, 20), triplet(&la, a + 127, 1)};
+	check_ok(dat_lmr_sync_rdma_read(ia, segs, 3));
+	check_ok(dat_lmr_sync_rdma_read(ia, segs + 1, 1));
+	check_ok(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/* "The dat_lmr_sync_rdma_read() function is needed if and only if the
+ * Provider attribute specifies that this operation is needed prior to an
+ * incoming RDMA Read operation." This provider says it is not
+ * (lmr_sync_req DAT_FALSE), and a peer's RDMA read sees what the program
+ * wrote just before, with or without the call. */
+static void test_lmr_sync_rdma_read_not_required(void **state)
+{
+	(void)state;
+	static char src[32], dst[32];
+	struct pair p;
+	DAT_PROVIDER_ATTR pa;
+	pair_open(&p, NULL);
+	check_ok(dat_ia_query(p.ia[0], NULL, 0, NULL, DAT_PROVIDER_FIELD_LMR_SYNC_REQ, &pa));
+	assert_int_equal(pa.lmr_sync_req, DAT_FALSE);
+	pair_connect(&p);
+	struct lmr s = make_lmr(p.ia[0], p.pz[0], src, sizeof src, DAT_MEM_PRIV_ALL_FLAG);
+	struct lmr d = make_lmr(p.ia[1], p.pz[1], dst, sizeof dst, DAT_MEM_PRIV_ALL_FLAG);
+	DAT_LMR_TRIPLET st = triplet(&s, src, sizeof src), dt = triplet(&d, dst, sizeof dst);
+	DAT_RMR_TRIPLET r = {.rmr_context = s.rctx, .target_address = s.addr, .segment_length = sizeof src};
+	DAT_DTO_COOKIE ck = {.as_64 = 1};
+	for (int round = 0; round < 2; round++) {
+		snprintf(src, sizeof src, "modified, round %d", round);
+		if (round == 1)
+			check_ok(dat_lmr_sync_rdma_read(p.ia[0], &st, 1));
+		check_ok(dat_ep_post_rdma_read(p.ep[1], 1, &dt, ck, &r, DAT_COMPLETION_DEFAULT_FLAG));
+		DAT_EVENT ev = wait_event(p.evd[1], DAT_DTO_COMPLETION_EVENT);
+		assert_int_equal(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
+		assert_string_equal(dst, src);
+	}
+	pair_close(&p);
+}
+
+/* DAT_INVALID_HANDLE: "The DAT handle is invalid": NULL, closed, a PZ
+ * (DAT_INVALID_HANDLE_IA). */
+static void test_lmr_sync_rdma_read_invalid_handle(void **state)
+{
+	(void)state;
+	static char a[16];
+	DAT_IA_HANDLE ia = open_ia(NULL), closed = open_ia(NULL);
+	DAT_PZ_HANDLE pz = make_pz(ia);
+	struct lmr l = make_lmr(ia, pz, a, sizeof a, DAT_MEM_PRIV_ALL_FLAG);
+	DAT_LMR_TRIPLET t = triplet(&l, a, sizeof a);
+	check_ok(dat_ia_close(closed, DAT_CLOSE_ABRUPT_FLAG));
+	check_ret(dat_lmr_sync_rdma_read(DAT_HANDLE_NULL, &t, 1), DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
+	check_ret(dat_lmr_sync_rdma_read(closed, &t, 1), DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
+	check_ret(dat_lmr_sync_rdma_read(pz, &t, 1), DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
+	check_ok(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/* DAT_INVALID_PARAMETER: "the address range for a local segment fell
+ * outside the boundaries of the corresponding Local Memory Region or the
+ * LMR handle was invalid": past the end, before the start, an unknown or
+ * freed lmr_context, an LMR of another IA; and a NULL array. All are
+ * argument 2. */
+static void test_lmr_sync_rdma_read_invalid_parameter(void **state)
+{
+	(void)state;
+	static char a[64];
+	DAT_IA_HANDLE ia = open_ia(NULL), ia2 = open_ia(NULL);
+	DAT_PZ_HANDLE pz = make_pz(ia), pz2 = make_pz(ia2);
+	struct lmr l = make_lmr(ia, pz + 0, a + 8, 32, DAT_MEM_PRIV_ALL_FLAG);
+	struct lmr gone = make_lmr(ia, pz, a, sizeof a, DAT_MEM_PRIV_ALL_FLAG);
+	struct lmr other = make_lmr(ia2, pz2, a, sizeof a, DAT_MEM_PRIV_ALL_FLAG);
+	check_ok(dat_lmr_free(gone.h));
+	DAT_LMR_TRIPLET bad[] = {
+		triplet(&l, a + 8, 33),   /* one byte past the end */
+		triplet(&l, a + 7, 2),    /* starts before the region */
+		triplet(&gone, a, 8),     /* freed LMR */
+		triplet(&other, a, 8),    /* another IA's LMR */
+	};
+	bad[3].lmr_context = other.lctx ^ 0x40000000u;
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		DAT_LMR_TRIPLET two[2] = {triplet(&l, a + 8, 32), bad[i]};
+		check_ret(dat_lmr_sync_rdma_read(ia, two, 2), DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	}
+	check_ret(dat_lmr_sync_rdma_read(ia, NULL, 1), DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	check_ok(dat_ia_close(ia2, DAT_CLOSE_ABRUPT_FLAG));
+	check_ok(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lmr_sync_rdma_read_success),
+		cmocka_unit_test(test_lmr_sync_rdma_read_not_required),
+		cmocka_unit_test(test_lmr_sync_rdma_read_invalid_handle),
+		cmocka_unit_test(test_lmr_sync_rdma_read_invalid_parameter),
+	};
+	return cmocka_run_group_tests_name("dat_lmr_sync_rdma_read", tests, NULL, NULL);
+}
