@@ -282,22 +282,30 @@ static inline void pair_open(struct pair *p, const DAT_EP_ATTR *attr)
 	pair_open_with(p, attr, DAT_HANDLE_NULL, 64);
 }
 
-/* Connects side 1 to side 0 with private data pd (may be NULL) and
- * accepts with apd; waits for the established event on both sides and
- * returns side 1's (the active side's) event. */
-static inline DAT_EVENT pair_connect_pd(struct pair *p, const char *pd, const char *apd)
+/* Connects endpoint ep1 (of side 1's IA) to ep0 (of side 0's IA) through
+ * the pair's PSP, with private data pd (may be NULL), accepting with apd;
+ * both endpoints' connection EVDs must be the pair's EVDs. Waits for the
+ * established event on both sides and returns side 1's (the active
+ * side's). */
+static inline DAT_EVENT pair_connect_eps(struct pair *p, DAT_EP_HANDLE ep0, DAT_EP_HANDLE ep1, const char *pd,
+					 const char *apd)
 {
 	struct sockaddr_in sa = loopback_addr();
 	DAT_COUNT n = pd ? (DAT_COUNT)strlen(pd) + 1 : 0, an = apd ? (DAT_COUNT)strlen(apd) + 1 : 0;
-	check_ok(dat_ep_connect(p->ep[1], (DAT_IA_ADDRESS_PTR)&sa, p->qual, TMO_US, n, (DAT_PVOID)pd,
+	check_ok(dat_ep_connect(ep1, (DAT_IA_ADDRESS_PTR)&sa, p->qual, TMO_US, n, (DAT_PVOID)pd,
 				DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
 	DAT_EVENT ev = wait_event(p->cr, DAT_CONNECTION_REQUEST_EVENT);
-	check_ok(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, p->ep[0], an, (DAT_PVOID)apd));
+	check_ok(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, ep0, an, (DAT_PVOID)apd));
 	ev = wait_event(p->evd[0], DAT_CONNECTION_EVENT_ESTABLISHED);
-	assert_ptr_equal(ev.event_data.connect_event_data.ep_handle, p->ep[0]);
+	assert_ptr_equal(ev.event_data.connect_event_data.ep_handle, ep0);
 	ev = wait_event(p->evd[1], DAT_CONNECTION_EVENT_ESTABLISHED);
-	assert_ptr_equal(ev.event_data.connect_event_data.ep_handle, p->ep[1]);
+	assert_ptr_equal(ev.event_data.connect_event_data.ep_handle, ep1);
 	return ev;
+}
+
+static inline DAT_EVENT pair_connect_pd(struct pair *p, const char *pd, const char *apd)
+{
+	return pair_connect_eps(p, p->ep[0], p->ep[1], pd, apd);
 }
 
 static inline void pair_connect(struct pair *p)
