@@ -6,6 +6,11 @@ import (
 	"time"
 )
 
+// AgentFunc calls an OS wait proxy agent (the opaque instance data and
+// function words the consumer gave) for evd, or with a nil evd when the
+// CNO is unblocked because its IA or its EVDs went away.
+type AgentFunc func(agent [2]uint64, evd *EVD)
+
 // CNO is a consumer notification object: one wait over several EVDs.
 type CNO struct {
 	Object
@@ -16,6 +21,7 @@ type CNO struct {
 	triggered []*EVD // EVDs that notified and were not yet returned
 	agent     [2]uint64
 	waiters   int
+	orphaned  uint64 // times the last EVD went away; wakes waiters with no EVD
 	dead      bool
 	sleepers  atomic.Int32
 }
@@ -66,7 +72,9 @@ func (c *CNO) attach(e *EVD) {
 	c.mu.Unlock()
 }
 
-func (c *CNO) detach(e *EVD) {
+// detach removes e from the CNO; freed says e is being destroyed, which
+// unblocks the agent with no EVD once the last EVD is gone.
+func (c *CNO) detach(e *EVD, freed bool) {
 	c.mu.Lock()
 	for i, x := range c.evds {
 		if x == e {
@@ -80,11 +88,41 @@ func (c *CNO) detach(e *EVD) {
 			break
 		}
 	}
-	wake := len(c.evds) == 0 && c.waiters > 0
+	// dat_cno_wait(3DAT): waiters and the agent are unblocked with no EVD
+	// "when all EVDs the CNO is associated with are freed".
+	last := freed && len(c.evds) == 0
+	wake := last && c.waiters > 0
+	var agent [2]uint64
+	if last {
+		c.orphaned++
+		agent = c.takeAgentLocked()
+	}
 	c.mu.Unlock()
 	if wake {
 		c.ia.doorbell.Ring()
 	}
+	c.callAgent(agent, nil)
+}
+
+// takeAgentLocked removes the agent for one call: dat_cno_create(3DAT),
+// "After it is invoked, it is no longer associated with the CNO."
+func (c *CNO) takeAgentLocked() [2]uint64 {
+	a := c.agent
+	if a[1] == 0 { // no function: nothing to invoke
+		return [2]uint64{}
+	}
+	c.agent = [2]uint64{}
+	return a
+}
+
+// callAgent invokes agent (if any) on its own goroutine: triggers arrive
+// from transport completion sinks, which hold transport locks, and the
+// agent may call back into the library.
+func (c *CNO) callAgent(agent [2]uint64, e *EVD) {
+	if agent[1] == 0 || c.ia.agent == nil {
+		return
+	}
+	go c.ia.agent(agent, e)
 }
 
 // trigger records that e has a notification; it is kept until a wait takes
@@ -93,20 +131,26 @@ func (c *CNO) trigger(e *EVD) {
 	c.mu.Lock()
 	for _, x := range c.triggered {
 		if x == e {
+			agent := c.takeAgentLocked()
 			c.mu.Unlock()
+			c.callAgent(agent, e)
 			return
 		}
 	}
 	c.triggered = append(c.triggered, e)
+	agent := c.takeAgentLocked()
 	c.mu.Unlock()
 	if c.sleepers.Load() > 0 {
 		c.ia.doorbell.Ring()
 	}
+	c.callAgent(agent, e)
 }
 
 // Wait blocks until an EVD attached to the CNO notifies, returning it, or
-// returns DAT_QUEUE_EMPTY after timeout (negative: no bound). It returns a
-// nil EVD and no error when the IA closes or every EVD is freed.
+// returns DAT_QUEUE_EMPTY after timeout (negative: no bound), or
+// DAT_INTERRUPTED_CALL when a signal handler runs on the sleeping thread.
+// It returns a nil EVD and no error when the IA closes or every EVD is
+// freed.
 func (c *CNO) Wait(timeout time.Duration) (*EVD, error) {
 	c.mu.Lock()
 	if c.dead {
@@ -114,6 +158,7 @@ func (c *CNO) Wait(timeout time.Duration) (*EVD, error) {
 		return nil, ErrHandle(SubHandleCNO)
 	}
 	c.waiters++
+	orphaned := c.orphaned
 	c.mu.Unlock()
 	c.sleepers.Add(1)
 	defer func() {
@@ -149,7 +194,7 @@ func (c *CNO) Wait(timeout time.Duration) (*EVD, error) {
 			c.mu.Unlock()
 			return e, nil
 		}
-		if len(c.evds) == 0 && len(evds) > 0 {
+		if c.orphaned != orphaned {
 			c.mu.Unlock()
 			return nil, nil
 		}
@@ -163,7 +208,9 @@ func (c *CNO) Wait(timeout time.Duration) (*EVD, error) {
 				return nil, ErrQueueEmpty
 			}
 		}
-		db.Wait(seq, left)
+		if c.ia.sleep(seq, left) {
+			return nil, ErrInterrupted
+		}
 	}
 }
 
@@ -191,7 +238,12 @@ func (c *CNO) destroyLocked() {
 	c.mu.Lock()
 	c.dead = true
 	c.evds, c.triggered = nil, nil
+	var agent [2]uint64
+	if c.ia.closing {
+		agent = c.takeAgentLocked() // the IA is destroyed: unblock it
+	}
 	c.mu.Unlock()
+	c.callAgent(agent, nil)
 	c.ia.doorbell.Ring()
 	delete(c.ia.cnos, c)
 	c.ia.handles.Release(c)

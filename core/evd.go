@@ -223,8 +223,10 @@ func (e *EVD) tryDequeue(out *Event) error {
 }
 
 // Wait removes the first event once threshold events are queued, or fails
-// with DAT_TIMEOUT_EXPIRED after timeout (negative: no bound). It returns
-// the number of events left on the queue in both cases (dat_evd_wait).
+// with DAT_TIMEOUT_EXPIRED after timeout (negative: no bound), or with
+// DAT_INTERRUPTED_CALL when a signal handler runs on the sleeping thread.
+// It returns the number of events left on the queue in all three cases
+// (dat_evd_wait).
 func (e *EVD) Wait(timeout time.Duration, threshold int, out *Event) (int, error) {
 	e.mu.Lock()
 	switch {
@@ -301,7 +303,12 @@ func (e *EVD) waitLoop(timeout time.Duration, threshold int, out *Event) (int, e
 				return n, ErrTimeout
 			}
 		}
-		db.Wait(seq, left)
+		if e.ia.sleep(seq, left) {
+			e.mu.Lock()
+			n = e.count
+			e.mu.Unlock()
+			return n, ErrInterrupted
+		}
 	}
 }
 
@@ -388,7 +395,7 @@ func (e *EVD) ModifyCNO(cno *CNO) error {
 	e.cno = cno
 	e.mu.Unlock()
 	if old != nil {
-		old.detach(e)
+		old.detach(e, false)
 	}
 	if cno != nil {
 		cno.attach(e)
@@ -435,7 +442,7 @@ func (e *EVD) destroyLocked() {
 	e.count, e.notifies = 0, 0
 	e.mu.Unlock()
 	if cno != nil {
-		cno.detach(e)
+		cno.detach(e, true)
 	}
 	e.ia.doorbell.Ring()
 	delete(e.ia.evds, e)

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"godat/rdma"
 )
@@ -44,6 +45,9 @@ type IAConfig struct {
 	// outside this process, so the IA creates none and has none in scope.
 	NoAsync bool
 	Handles Handles
+	// Agent invokes CNOs' OS wait proxy agents; nil keeps agents for
+	// dat_cno_query but never calls them.
+	Agent AgentFunc
 }
 
 // IA is an open interface adapter: the root of every other DAT object.
@@ -54,6 +58,7 @@ type IA struct {
 	doorbell rdma.Doorbell
 	attr     IAAttr
 	handles  Handles
+	agent    AgentFunc
 
 	mu       sync.Mutex
 	closed   atomic.Bool
@@ -83,7 +88,7 @@ func OpenIA(cfg IAConfig) (*IA, error) {
 		return nil, ErrHandle(SubHandleEVDAsync)
 	}
 	ia := &IA{
-		name: cfg.Name, dev: cfg.Device, doorbell: cfg.Device.Doorbell(), handles: cfg.Handles,
+		name: cfg.Name, dev: cfg.Device, doorbell: cfg.Device.Doorbell(), handles: cfg.Handles, agent: cfg.Agent,
 		pzs: map[*PZ]struct{}{}, evds: map[*EVD]struct{}{}, cnos: map[*CNO]struct{}{},
 		eps: map[*EP]struct{}{}, lmrs: map[*LMR]struct{}{}, rmrs: map[*RMR]struct{}{},
 		psps: map[*PSP]struct{}{}, rsps: map[*RSP]struct{}{}, srqs: map[*SRQ]struct{}{},
@@ -141,6 +146,16 @@ func (ia *IA) AsyncEVD() *EVD {
 
 // Device is the transport device under the IA.
 func (ia *IA) Device() rdma.Device { return ia.dev }
+
+// sleep waits on the doorbell (see rdma.Doorbell.Wait) and reports whether
+// a signal interrupted it, when the transport can tell.
+func (ia *IA) sleep(seq uint32, d time.Duration) (interrupted bool) {
+	if ib, ok := ia.doorbell.(rdma.InterruptibleDoorbell); ok {
+		return ib.WaitIntr(seq, d)
+	}
+	ia.doorbell.Wait(seq, d)
+	return false
+}
 
 // live fails once the IA is closed; callers hold ia.mu.
 func (ia *IA) liveLocked() error {

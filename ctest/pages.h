@@ -388,4 +388,81 @@ static inline void release_pzs(DAT_PZ_HANDLE *pzs, size_t n)
 	free(pzs);
 }
 
+/* ---- OS wait proxy agents and signals --------------------------------------- */
+
+/* What a test agent saw: how often it ran, with which instance data and
+ * EVD. */
+struct agent_log {
+	int calls;
+	DAT_PVOID instance;
+	DAT_EVD_HANDLE evd;
+};
+
+static inline void agent_record(DAT_PVOID instance, DAT_EVD_HANDLE evd)
+{
+	struct agent_log *log = instance;
+	log->instance = instance;
+	log->evd = evd;
+	__atomic_add_fetch(&log->calls, 1, __ATOMIC_SEQ_CST);
+}
+
+static inline DAT_OS_WAIT_PROXY_AGENT test_agent(struct agent_log *log)
+{
+	memset(log, 0, sizeof *log);
+	DAT_OS_WAIT_PROXY_AGENT a = {.instance_data = log, .proxy_agent_func = agent_record};
+	return a;
+}
+
+/* Waits (bounded) until the agent has run n times in all. */
+static inline void agent_wait_calls(struct agent_log *log, int n)
+{
+	long deadline = now_ns() + 5000000000L;
+	while (__atomic_load_n(&log->calls, __ATOMIC_SEQ_CST) < n) {
+		if (now_ns() > deadline)
+			fail_msg("agent ran %d times, want %d", log->calls, n);
+		usleep(1000);
+	}
+}
+
+static volatile int signals_seen;
+
+static inline void count_signal(int sig)
+{
+	(void)sig;
+	signals_seen++;
+}
+
+/* Installs a SIGUSR1 handler without SA_RESTART, with SA_ONSTACK as the Go
+ * runtime in the library requires of handlers. */
+static inline void install_sigusr1(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = count_signal;
+	sa.sa_flags = SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
+}
+
+/* Signals the blocked thread until its call returns (bounded). */
+static inline void interrupt_until_returned(struct blocked *b)
+{
+	wait_until_sleeping(b);
+	long deadline = now_ns() + 10000000000L;
+	for (;;) {
+		pthread_kill(b->thread, SIGUSR1);
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 50000000;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		if (pthread_timedjoin_np(b->thread, NULL, &ts) == 0)
+			return;
+		if (now_ns() > deadline)
+			fail_msg("a signal did not end the blocked call");
+	}
+}
+
 #endif

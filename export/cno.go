@@ -2,6 +2,11 @@ package main
 
 /*
 #include "godat.h"
+
+static void godat_call_agent(uintptr_t fn, uintptr_t instance, DAT_EVD_HANDLE evd)
+{
+	((DAT_AGENT_FUNC)fn)((DAT_PVOID)instance, evd);
+}
 */
 import "C"
 
@@ -11,11 +16,28 @@ import (
 	"godat/core"
 )
 
-func agentOf(a *C.DAT_OS_WAIT_PROXY_AGENT) [2]uint64 {
+// agentOf reads an OS wait proxy agent: instance data, then function. An
+// agent with instance data but no function cannot be invoked and is
+// refused (argument n).
+func agentOf(a *C.DAT_OS_WAIT_PROXY_AGENT, n int) ([2]uint64, error) {
 	if a == nil {
-		return [2]uint64{}
+		return [2]uint64{}, nil
 	}
-	return *(*[2]uint64)(unsafe.Pointer(a))
+	v := *(*[2]uint64)(unsafe.Pointer(a))
+	if v[0] != 0 && v[1] == 0 {
+		return v, core.ErrArg(n)
+	}
+	return v, nil
+}
+
+// callAgent is core.AgentFunc: it runs the consumer's agent function.
+func callAgent(agent [2]uint64, evd *core.EVD) {
+	defer func() {
+		if r := recover(); r != nil {
+			core.Logf(core.LevelError, "dat_cno: OS wait proxy agent: %v", r)
+		}
+	}()
+	C.godat_call_agent(C.uintptr_t(agent[1]), C.uintptr_t(agent[0]), handleOf(evd))
 }
 
 //export go_dat_cno_create
@@ -28,7 +50,11 @@ func go_dat_cno_create(h C.DAT_IA_HANDLE, agent *C.DAT_OS_WAIT_PROXY_AGENT, out 
 	if out == nil {
 		return datReturn(core.ErrArg(3))
 	}
-	c, err := ia.CreateCNO(agentOf(agent))
+	a, err := agentOf(agent, 2)
+	if err != nil {
+		return datReturn(err)
+	}
+	c, err := ia.CreateCNO(a)
 	if err != nil {
 		return datReturn(err)
 	}
@@ -43,7 +69,11 @@ func go_dat_cno_modify_agent(h C.DAT_CNO_HANDLE, agent *C.DAT_OS_WAIT_PROXY_AGEN
 	if err != nil {
 		return datReturn(err)
 	}
-	return datReturn(c.ModifyAgent(agentOf(agent)))
+	a, err := agentOf(agent, 2)
+	if err != nil {
+		return datReturn(err)
+	}
+	return datReturn(c.ModifyAgent(a))
 }
 
 //export go_dat_cno_query

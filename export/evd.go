@@ -213,7 +213,7 @@ func go_dat_evd_wait(h C.DAT_EVD_HANDLE, timeout C.DAT_TIMEOUT, threshold C.DAT_
 	if err == nil {
 		fillEvent(out, &ev)
 	}
-	if err == nil || core.AsError(err).Kind == core.KindTimeoutExpired {
+	if k := core.AsError(err).Kind; err == nil || k == core.KindTimeoutExpired || k == core.KindInterruptedCall {
 		*nmore = C.DAT_COUNT(n)
 	}
 	return datReturn(err)

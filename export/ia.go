@@ -84,7 +84,7 @@ func go_dat_ia_openv(name *C.char, qlen C.DAT_COUNT, asyncEVD *C.DAT_EVD_HANDLE,
 	if err != nil {
 		return datReturn(err)
 	}
-	ia, err := core.OpenIA(core.IAConfig{Name: entry.IAName, Device: dev, AsyncQLen: int(qlen), AsyncEVD: given, NoAsync: noAsync, Handles: handles})
+	ia, err := core.OpenIA(core.IAConfig{Name: entry.IAName, Device: dev, AsyncQLen: int(qlen), AsyncEVD: given, NoAsync: noAsync, Handles: handles, Agent: callAgent})
 	if err != nil {
 		dev.Close()
 		return datReturn(err)

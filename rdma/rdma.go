@@ -312,6 +312,15 @@ type Doorbell interface {
 	Ring()
 }
 
+// InterruptibleDoorbell is a Doorbell whose sleep can tell that a signal
+// handler ran on the sleeping thread, so that blocking DAT waits can return
+// DAT_INTERRUPTED_CALL as the man pages promise.
+type InterruptibleDoorbell interface {
+	Doorbell
+	// WaitIntr is Wait, reporting whether a signal interrupted the sleep.
+	WaitIntr(seq uint32, d time.Duration) (interrupted bool)
+}
+
 // Device is an opened transport instance (one per IA).
 type Device interface {
 	Attr() DeviceAttr

@@ -52,9 +52,13 @@ func (d *doorbell) Ring() {
 
 // Wait returns when the count differs from seq, after at most about dur
 // (dur < 0: unbounded). It may return early.
-func (d *doorbell) Wait(seq uint32, dur time.Duration) {
+func (d *doorbell) Wait(seq uint32, dur time.Duration) { d.WaitIntr(seq, dur) }
+
+// WaitIntr is Wait, reporting whether a signal handler interrupted the
+// sleep on the futex.
+func (d *doorbell) WaitIntr(seq uint32, dur time.Duration) (interrupted bool) {
 	if d.m.ld32(iaOffSeq) != seq || dur == 0 {
-		return
+		return false
 	}
 	var start time.Time
 	if spinners.Add(1) <= maxSpinners() {
@@ -62,7 +66,7 @@ func (d *doorbell) Wait(seq uint32, dur time.Duration) {
 		for i := 0; ; i++ {
 			if d.m.ld32(iaOffSeq) != seq {
 				spinners.Add(-1)
-				return
+				return false
 			}
 			if i&15 == 15 {
 				el := time.Since(start)
@@ -76,14 +80,15 @@ func (d *doorbell) Wait(seq uint32, dur time.Duration) {
 	if dur > 0 && !start.IsZero() {
 		dur -= time.Since(start)
 		if dur <= 0 {
-			return
+			return false
 		}
 	}
 	// Announce ourselves before the final check: a Ring after this point
 	// either changes the word before FUTEX_WAIT compares it or sees waiters.
 	d.m.add32(iaOffWaiters, 1)
 	if d.m.ld32(iaOffSeq) == seq {
-		futexWaitOn(d.m.addr32(iaOffSeq), seq, dur)
+		interrupted = futexWaitOn(d.m.addr32(iaOffSeq), seq, dur)
 	}
 	d.m.add32(iaOffWaiters, -1)
+	return interrupted
 }

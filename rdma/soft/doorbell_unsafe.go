@@ -12,15 +12,17 @@ const (
 	futexWake = 1 // FUTEX_WAKE
 )
 
-// futexWaitOn sleeps while *addr == val, at most d (d < 0: no bound).
-func futexWaitOn(addr uintptr, val uint32, d time.Duration) {
+// futexWaitOn sleeps while *addr == val, at most d (d < 0: no bound). It
+// reports whether a signal handler interrupted the sleep (EINTR).
+func futexWaitOn(addr uintptr, val uint32, d time.Duration) bool {
 	var tsp uintptr
 	var ts unix.Timespec
 	if d >= 0 {
 		ts = unix.NsecToTimespec(int64(d))
 		tsp = uintptr(unsafe.Pointer(&ts))
 	}
-	unix.Syscall6(unix.SYS_FUTEX, addr, futexWait, uintptr(val), tsp, 0, 0)
+	_, _, errno := unix.Syscall6(unix.SYS_FUTEX, addr, futexWait, uintptr(val), tsp, 0, 0)
+	return errno == unix.EINTR
 }
 
 // futexWakeAll wakes every waiter on addr.
