@@ -187,6 +187,7 @@ func (ia *IA) CreateEP(cfg EPConfig) (*EP, error) {
 			e.use(1)
 		}
 	}
+	ep.notifyControl(attr, 1)
 	for _, e := range []*EVD{cfg.RecvEVD, cfg.ReqEVD} {
 		if e != nil {
 			e.addSource(qp)
@@ -320,6 +321,7 @@ func (ep *EP) Modify(attr EPAttr, h EPHandles) error {
 		return err
 	}
 	rearm := ep.srq != nil && attr.SRQSoftHW != ep.attr.SRQSoftHW
+	ep.notifyControl(ep.attr, -1) // on the old EVDs, before the swap below
 	ep.attr = attr
 	if rearm {
 		// A new srq_soft_hw is a new setting of the soft watermark.
@@ -332,6 +334,7 @@ func (ep *EP) Modify(attr EPAttr, h EPHandles) error {
 		ep.pz = pz
 	}
 	ep.swapEVDsLocked(h)
+	ep.notifyControl(attr, 1)
 	return nil
 }
 
@@ -392,6 +395,19 @@ func (ep *EP) swapEVDsLocked(h EPHandles) {
 		if e != nil {
 			e.addSource(ep.qp)
 		}
+	}
+}
+
+// notifyControl counts the EP, with completion flags from attr, on the EVDs
+// whose notifications those flags put under consumer control (unsignalled
+// requests; unsignalled or solicited-wait receives): dat_evd_wait(3DAT)
+// requires a threshold of 1 on them.
+func (ep *EP) notifyControl(attr EPAttr, delta int) {
+	if ep.recvEVD != nil && attr.RecvCompletionFlags&(CompletionUnsignalled|CompletionSolicitedWait) != 0 {
+		ep.recvEVD.addNotifyControl(delta)
+	}
+	if ep.reqEVD != nil && attr.RequestCompletionFlags&CompletionUnsignalled != 0 {
+		ep.reqEVD.addNotifyControl(delta)
 	}
 }
 
@@ -457,6 +473,7 @@ func (ep *EP) destroyLocked() {
 	ep.dead = true
 	ep.state = EPDisconnected
 	ep.private = nil
+	ep.notifyControl(ep.attr, -1)
 	ep.mu.Unlock()
 	for _, e := range []*EVD{ep.recvEVD, ep.reqEVD} {
 		if e != nil {

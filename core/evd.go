@@ -44,8 +44,11 @@ type EVD struct {
 	overflow bool // an overflow was reported and the queue is still over qlen
 	cno      *CNO
 	users    int // EPs, PSPs, RSPs, RMR binds referring to the EVD
-	dead     bool
-	sources  []progressor
+	// notifyCtl counts EPs whose completion flags control notification
+	// on this EVD; waits on it need a threshold of 1.
+	notifyCtl int
+	dead      bool
+	sources   []progressor
 
 	sleepers atomic.Int32
 }
@@ -242,6 +245,9 @@ func (e *EVD) Wait(timeout time.Duration, threshold int, out *Event) (int, error
 	case e.waiting:
 		e.mu.Unlock()
 		return 0, ErrState(SubStateEVDWaiter)
+	case threshold > 1 && e.notifyCtl > 0:
+		e.mu.Unlock()
+		return 0, ErrState(SubStateEVDConfigNotify)
 	}
 	e.waiting = true
 	e.mu.Unlock()
@@ -401,6 +407,12 @@ func (e *EVD) ModifyCNO(cno *CNO) error {
 		cno.attach(e)
 	}
 	return nil
+}
+
+func (e *EVD) addNotifyControl(delta int) {
+	e.mu.Lock()
+	e.notifyCtl += delta
+	e.mu.Unlock()
 }
 
 func (e *EVD) use(delta int) {
