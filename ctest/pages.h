@@ -465,4 +465,49 @@ static inline void interrupt_until_returned(struct blocked *b)
 	}
 }
 
+/* ---- one object of every family --------------------------------------------- */
+
+/* One live object of each of the ten DAT 1.2 handle types, a connection
+ * request among them (on the pair's side 0, from side 1's connect). */
+struct all_objs {
+	struct pair p;
+	DAT_CNO_HANDLE cno;
+	DAT_RMR_HANDLE rmr;
+	DAT_RSP_HANDLE rsp;
+	DAT_EP_HANDLE rsp_ep;
+	DAT_CR_HANDLE cr;
+	struct lmr lmr;
+	char buf[64];
+	DAT_HANDLE h[10];
+	DAT_HANDLE_TYPE t[10];
+};
+
+static inline void all_objs_open(struct all_objs *o)
+{
+	memset(o, 0, sizeof *o);
+	pair_open(&o->p, NULL);
+	DAT_IA_HANDLE ia = o->p.ia[0];
+	check_ok(dat_cno_create(ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &o->cno));
+	check_ok(dat_rmr_create(o->p.pz[0], &o->rmr));
+	o->lmr = make_lmr(ia, o->p.pz[0], o->buf, sizeof o->buf, DAT_MEM_PRIV_ALL_FLAG);
+	check_ok(dat_ep_create(ia, o->p.pz[0], o->p.evd[0], o->p.evd[0], o->p.evd[0], NULL, &o->rsp_ep));
+	check_ok(dat_rsp_create(ia, o->p.qual + 1, o->rsp_ep, o->p.cr, &o->rsp));
+	struct sockaddr_in sa = loopback_addr();
+	check_ok(dat_ep_connect(o->p.ep[1], (DAT_IA_ADDRESS_PTR)&sa, o->p.qual, TMO_US, 0, NULL, DAT_QOS_BEST_EFFORT,
+				DAT_CONNECT_DEFAULT_FLAG));
+	DAT_EVENT ev = wait_event(o->p.cr, DAT_CONNECTION_REQUEST_EVENT);
+	o->cr = ev.event_data.cr_arrival_event_data.cr_handle;
+	DAT_HANDLE h[10] = {ia, o->p.ep[0], o->p.evd[0], o->cr, o->rsp, o->p.psp, o->p.pz[0], o->lmr.h, o->rmr, o->cno};
+	DAT_HANDLE_TYPE t[10] = {DAT_HANDLE_TYPE_IA,  DAT_HANDLE_TYPE_EP,  DAT_HANDLE_TYPE_EVD, DAT_HANDLE_TYPE_CR,
+				 DAT_HANDLE_TYPE_RSP, DAT_HANDLE_TYPE_PSP, DAT_HANDLE_TYPE_PZ,  DAT_HANDLE_TYPE_LMR,
+				 DAT_HANDLE_TYPE_RMR, DAT_HANDLE_TYPE_CNO};
+	memcpy(o->h, h, sizeof h);
+	memcpy(o->t, t, sizeof t);
+}
+
+static inline void all_objs_close(struct all_objs *o)
+{
+	pair_close(&o->p);
+}
+
 #endif

@@ -1,6 +1,7 @@
-/* The registry: dat_ia_open's name lookup in dat.conf (dat.conf(5),
- * dat_ia_open(3DAT)), dat_registry_list_providers(3DAT) and the dynamic
- * registry of dat_registry_add_provider / dat_registry_remove_provider.
+/* The static registry: dat_ia_open's name lookup in dat.conf (dat.conf(5),
+ * dat_ia_open(3DAT)) and what dat_registry_list_providers(3DAT) shows of a
+ * private dat.conf. The page-by-page checks of the registry calls are in
+ * test_dat_registry_*.c.
  *
  * The parent process runs with the repository's dat.conf (DAT_OVERRIDE set
  * by make). Checks of a private dat.conf run in children re-executed with
@@ -13,6 +14,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <spawn.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/types.h>
@@ -35,14 +37,12 @@ static void run_child(const char *mode, const char *arg, char **env)
 	assert_true(k > 0);
 	self[k] = 0;
 	char *argv[] = {self, (char *)mode, (char *)arg, NULL};
+	pid_t pid;
 	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		/* No libdat call between fork and exec. */
-		execve(self, argv, env);
-		_exit(127);
-	}
+	/* posix_spawn, not fork: the library's threads are not forked. */
+	int r = posix_spawn(&pid, self, NULL, NULL, argv, env);
+	if (r != 0)
+		fail_msg("posix_spawn %s: %s", self, strerror(r));
 	if (wait_bounded(pid, CHILD_LIMIT_S, &status) != 0)
 		fail_msg("%s child did not finish within %d s (killed)", mode, CHILD_LIMIT_S);
 	if (WIFSIGNALED(status))
@@ -250,121 +250,6 @@ static void test_name_length(void **state)
 	assert_ptr_equal(ia, DAT_HANDLE_NULL);
 }
 
-/* list_providers: too small a max_to_return (or a NULL list) fails with
- * DAT_INVALID_PARAMETER and sets number_entries to the registry size; an
- * array of enough pointers succeeds and gets every entry, among them
- * godat-shm as u1.2 and threadsafe; a NULL number_entries is refused. */
-static void test_list_providers(void **state)
-{
-	(void)state;
-	DAT_COUNT n = -1, m = -1;
-	DAT_PROVIDER_INFO *infos;
-
-	check_type(dat_registry_list_providers(0, &n, NULL), DAT_INVALID_PARAMETER);
-	assert_true(n > 0);
-	DAT_PROVIDER_INFO *buf = calloc((size_t)n, sizeof *buf);
-	DAT_PROVIDER_INFO **ptrs = calloc((size_t)n, sizeof *ptrs);
-	assert_non_null(buf);
-	assert_non_null(ptrs);
-	for (DAT_COUNT i = 0; i < n; i++)
-		ptrs[i] = &buf[i];
-	/* One slot short. */
-	check_type(dat_registry_list_providers(n - 1, &m, ptrs), DAT_INVALID_PARAMETER);
-	assert_int_equal(m, n);
-	/* Enough slots but a NULL list. */
-	m = -1;
-	check_type(dat_registry_list_providers(n, &m, NULL), DAT_INVALID_PARAMETER);
-	assert_int_equal(m, n);
-	/* Exactly enough. */
-	m = -1;
-	check_ok(dat_registry_list_providers(n, &m, ptrs));
-	assert_int_equal(m, n);
-	for (DAT_COUNT i = 0; i < n; i++) {
-		assert_true(buf[i].ia_name[0] != 0);
-		assert_non_null(memchr(buf[i].ia_name, 0, DAT_NAME_MAX_LENGTH));
-	}
-	const DAT_PROVIDER_INFO *p = find_info(buf, n, TEST_IA);
-	if (!p)
-		fail_msg("%s is not listed", TEST_IA);
-	assert_int_equal(p->dapl_version_major, 1);
-	assert_int_equal(p->dapl_version_minor, 2);
-	assert_int_equal(p->is_thread_safe, DAT_TRUE);
-	free(buf);
-	free(ptrs);
-	/* The helper's way (count, then n+1 slots) agrees. */
-	assert_int_equal(list_all(&infos), n);
-	free(infos);
-	/* No place for the count. */
-	check_type(dat_registry_list_providers(0, NULL, NULL), DAT_INVALID_PARAMETER);
-}
-
-/* The dynamic registry: adding a provider succeeds and lists it; the same
- * name again is DAT_PROVIDER_ALREADY_REGISTERED; removing succeeds and
- * unlists it; removing again is DAT_INVALID_PARAMETER (not found). */
-static void test_add_remove_provider(void **state)
-{
-	(void)state;
-	static DAT_PROVIDER fake = {.device_name = "ctest-fake"};
-	DAT_PROVIDER_INFO info, dup;
-	DAT_PROVIDER_INFO *infos;
-	DAT_COUNT before, n;
-
-	memset(&info, 0, sizeof info);
-	strcpy(info.ia_name, "ctest-fake-ia");
-	info.dapl_version_major = 1;
-	info.dapl_version_minor = 2;
-	info.is_thread_safe = DAT_TRUE;
-
-	before = list_all(&infos);
-	assert_null(find_info(infos, before, info.ia_name));
-	free(infos);
-
-	check_ok(dat_registry_add_provider(&fake, &info));
-	n = list_all(&infos);
-	assert_int_equal(n, before + 1);
-	const DAT_PROVIDER_INFO *p = find_info(infos, n, info.ia_name);
-	if (!p)
-		fail_msg("%s is not listed after dat_registry_add_provider", info.ia_name);
-	assert_int_equal(p->dapl_version_major, 1);
-	assert_int_equal(p->dapl_version_minor, 2);
-	assert_int_equal(p->is_thread_safe, DAT_TRUE);
-	free(infos);
-
-	/* The same IA name again, even with other attributes. */
-	dup = info;
-	dup.is_thread_safe = DAT_FALSE;
-	check_type(dat_registry_add_provider(&fake, &dup), DAT_PROVIDER_ALREADY_REGISTERED);
-
-	check_ok(dat_registry_remove_provider(&fake, &info));
-	n = list_all(&infos);
-	assert_int_equal(n, before);
-	assert_null(find_info(infos, n, info.ia_name));
-	free(infos);
-	check_type(dat_registry_remove_provider(&fake, &info), DAT_INVALID_PARAMETER);
-}
-
-/* NULL provider or NULL info to add and remove: DAT_INVALID_PARAMETER, and
- * nothing is added. */
-static void test_add_remove_null(void **state)
-{
-	(void)state;
-	static DAT_PROVIDER fake = {.device_name = "ctest-fake"};
-	DAT_PROVIDER_INFO info, *infos;
-	DAT_COUNT before = list_all(&infos);
-	free(infos);
-
-	memset(&info, 0, sizeof info);
-	strcpy(info.ia_name, "ctest-fake-null");
-	info.dapl_version_major = 1;
-	info.dapl_version_minor = 2;
-	check_type(dat_registry_add_provider(NULL, &info), DAT_INVALID_PARAMETER);
-	check_type(dat_registry_add_provider(&fake, NULL), DAT_INVALID_PARAMETER);
-	check_type(dat_registry_remove_provider(NULL, &info), DAT_INVALID_PARAMETER);
-	check_type(dat_registry_remove_provider(&fake, NULL), DAT_INVALID_PARAMETER);
-	assert_int_equal(list_all(&infos), before);
-	free(infos);
-}
-
 /* The private dat.conf in a child with DAT_OVERRIDE, GODAT_LOG=warn and
  * GODAT_LOG_FILE set before exec: its checks pass (see conf_child), and the
  * warning log names the file and line number of the malformed line. */
@@ -429,9 +314,6 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_unknown_name),
 		cmocka_unit_test(test_null_arguments),
 		cmocka_unit_test(test_name_length),
-		cmocka_unit_test(test_list_providers),
-		cmocka_unit_test(test_add_remove_provider),
-		cmocka_unit_test(test_add_remove_null),
 		cmocka_unit_test(test_private_conf_and_log),
 		cmocka_unit_test(test_setenv_override),
 	};

@@ -104,6 +104,13 @@ func go_dat_registry_list_providers(max C.DAT_COUNT, n *C.DAT_COUNT, list **C.DA
 		infos = append(infos, d.info)
 	}
 	dynamicRegistry.Unlock()
+	if reg.Path() == "" {
+		// dat_registry_list_providers(3DAT): DAT_INTERNAL_ERROR, "The
+		// DAT static registry is missing" (no dat.conf at all).
+		core.Logf(core.LevelWarn, "dat_registry_list_providers: no static registry (%q)", core.RegistryPaths(sysconfdir))
+		*n = C.DAT_COUNT(len(infos))
+		return datReturn(core.ErrInternal)
+	}
 	if max < 0 || list == nil || int(max) < len(infos) {
 		*n = C.DAT_COUNT(len(infos))
 		return datReturn(core.ErrArg(3))

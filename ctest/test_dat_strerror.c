@@ -171,9 +171,10 @@ static void test_success(void **state)
 	assert_true(min[0] != 0);
 }
 
-/* Every major code, bare and with the error class bit as calls return it,
- * converts to a non-empty major message (and the DAT_NO_SUBTYPE minor to a
- * non-empty one); different majors have different names. */
+/* DAT_SUCCESS for every defined value: every major code, bare and with the
+ * error class bit as calls return it, converts to its "string-converted
+ * DAT_TYPE_STATUS", the enumerator's own name (and the DAT_NO_SUBTYPE minor
+ * to a non-empty one); different majors have different names. */
 static void test_every_major(void **state)
 {
 	(void)state;
@@ -191,6 +192,10 @@ static void test_every_major(void **state)
 			}
 			if (f == 0)
 				names[i] = maj;
+			if (maj && strcmp(maj, majors[i].name) != 0) {
+				print_error("dat_strerror(%s) major is \"%s\"\n", majors[i].name, maj);
+				bad++;
+			}
 		}
 	}
 	if (bad)
@@ -201,8 +206,9 @@ static void test_every_major(void **state)
 				fail_msg("%s and %s are both named \"%s\"", majors[i].name, majors[j].name, names[i]);
 }
 
-/* Every subtype, in an error return, converts to a non-empty minor
- * message; different subtypes have different names. */
+/* Every subtype, in an error return, converts to its "string-converted
+ * DAT_SUBTYPE_STATUS", the enumerator's name; different subtypes have
+ * different names. */
 static void test_every_subtype(void **state)
 {
 	(void)state;
@@ -213,7 +219,7 @@ static void test_every_subtype(void **state)
 		const char *maj = NULL, *min = NULL;
 		DAT_RETURN r = dat_strerror((DAT_RETURN)v, &maj, &min);
 		names[i] = min;
-		if (r != DAT_SUCCESS || !maj || !maj[0] || !min || !min[0]) {
+		if (r != DAT_SUCCESS || !maj || !maj[0] || !min || strcmp(min, subtypes[i].name) != 0) {
 			print_error("dat_strerror(DAT_INVALID_PARAMETER | %s = 0x%08x): 0x%08x, minor %s\n",
 				    subtypes[i].name, (unsigned)v, (unsigned)r, min ? min : "(null)");
 			bad++;
