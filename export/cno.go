@@ -41,7 +41,7 @@ func callAgent(agent [2]uint64, evd *core.EVD) {
 }
 
 //export go_dat_cno_create
-func go_dat_cno_create(h C.DAT_IA_HANDLE, agent *C.DAT_OS_WAIT_PROXY_AGENT, out *C.DAT_CNO_HANDLE) (ret C.DAT_RETURN) {
+func go_dat_cno_create(h C.godat_handle, agent *C.DAT_OS_WAIT_PROXY_AGENT, out *C.DAT_CNO_HANDLE) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_cno_create")
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
@@ -63,7 +63,7 @@ func go_dat_cno_create(h C.DAT_IA_HANDLE, agent *C.DAT_OS_WAIT_PROXY_AGENT, out 
 }
 
 //export go_dat_cno_modify_agent
-func go_dat_cno_modify_agent(h C.DAT_CNO_HANDLE, agent *C.DAT_OS_WAIT_PROXY_AGENT) (ret C.DAT_RETURN) {
+func go_dat_cno_modify_agent(h C.godat_handle, agent *C.DAT_OS_WAIT_PROXY_AGENT) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_cno_modify_agent")
 	c, err := lookup[*core.CNO](h, core.TypeCNO, core.SubHandleCNO)
 	if err != nil {
@@ -77,7 +77,7 @@ func go_dat_cno_modify_agent(h C.DAT_CNO_HANDLE, agent *C.DAT_OS_WAIT_PROXY_AGEN
 }
 
 //export go_dat_cno_query
-func go_dat_cno_query(h C.DAT_CNO_HANDLE, mask C.DAT_CNO_PARAM_MASK, out *C.DAT_CNO_PARAM) (ret C.DAT_RETURN) {
+func go_dat_cno_query(h C.godat_handle, mask C.DAT_CNO_PARAM_MASK, out *C.DAT_CNO_PARAM) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_cno_query")
 	c, err := lookup[*core.CNO](h, core.TypeCNO, core.SubHandleCNO)
 	if err != nil {
@@ -101,7 +101,7 @@ func go_dat_cno_query(h C.DAT_CNO_HANDLE, mask C.DAT_CNO_PARAM_MASK, out *C.DAT_
 }
 
 //export go_dat_cno_free
-func go_dat_cno_free(h C.DAT_CNO_HANDLE) (ret C.DAT_RETURN) {
+func go_dat_cno_free(h C.godat_handle) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_cno_free")
 	c, err := lookup[*core.CNO](h, core.TypeCNO, core.SubHandleCNO)
 	if err != nil {
@@ -111,7 +111,7 @@ func go_dat_cno_free(h C.DAT_CNO_HANDLE) (ret C.DAT_RETURN) {
 }
 
 //export go_dat_cno_wait
-func go_dat_cno_wait(h C.DAT_CNO_HANDLE, timeout C.DAT_TIMEOUT, out *C.DAT_EVD_HANDLE) (ret C.DAT_RETURN) {
+func go_dat_cno_wait(h C.godat_handle, timeout C.DAT_TIMEOUT, out *C.DAT_EVD_HANDLE) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_cno_wait")
 	c, err := lookup[*core.CNO](h, core.TypeCNO, core.SubHandleCNO)
 	if err != nil {

@@ -8,8 +8,8 @@ import "C"
 import "godat/core"
 
 // anyObject resolves a handle of any family.
-func anyObject(h C.DAT_HANDLE) (core.Obj, error) {
-	e := handles.entry(uintptrOf(h))
+func anyObject(h C.godat_handle) (core.Obj, error) {
+	e := handles.entry(uintptr(h))
 	if e == nil {
 		return nil, core.ErrHandle(core.SubNone)
 	}
@@ -17,7 +17,7 @@ func anyObject(h C.DAT_HANDLE) (core.Obj, error) {
 }
 
 //export go_dat_set_consumer_context
-func go_dat_set_consumer_context(h C.DAT_HANDLE, ctx C.DAT_UINT64) (ret C.DAT_RETURN) {
+func go_dat_set_consumer_context(h C.godat_handle, ctx C.DAT_UINT64) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_set_consumer_context")
 	o, err := anyObject(h)
 	if err != nil {
@@ -28,7 +28,7 @@ func go_dat_set_consumer_context(h C.DAT_HANDLE, ctx C.DAT_UINT64) (ret C.DAT_RE
 }
 
 //export go_dat_get_consumer_context
-func go_dat_get_consumer_context(h C.DAT_HANDLE, out *C.DAT_CONTEXT) (ret C.DAT_RETURN) {
+func go_dat_get_consumer_context(h C.godat_handle, out *C.DAT_CONTEXT) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_get_consumer_context")
 	o, err := anyObject(h)
 	if err != nil {
@@ -50,7 +50,7 @@ var handleTypes = [core.TypeCount]C.DAT_HANDLE_TYPE{
 }
 
 //export go_dat_get_handle_type
-func go_dat_get_handle_type(h C.DAT_HANDLE, out *C.DAT_HANDLE_TYPE) (ret C.DAT_RETURN) {
+func go_dat_get_handle_type(h C.godat_handle, out *C.DAT_HANDLE_TYPE) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_get_handle_type")
 	o, err := anyObject(h)
 	if err != nil {

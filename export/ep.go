@@ -43,11 +43,11 @@ func epAttrToC(a core.EPAttr) C.DAT_EP_ATTR {
 	return v
 }
 
-func epOf(h C.DAT_EP_HANDLE) (*core.EP, error) {
+func epOf(h C.godat_handle) (*core.EP, error) {
 	return lookup[*core.EP](h, core.TypeEP, core.SubHandleEP)
 }
 
-func createEP(h C.DAT_IA_HANDLE, pzh C.DAT_PZ_HANDLE, recv, req, conn C.DAT_EVD_HANDLE, srqh C.DAT_SRQ_HANDLE,
+func createEP(h C.godat_handle, pzh C.godat_handle, recv, req, conn C.godat_handle, srqh C.godat_handle,
 	attr *C.DAT_EP_ATTR, out *C.DAT_EP_HANDLE, outArg int) C.DAT_RETURN {
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
@@ -66,7 +66,7 @@ func createEP(h C.DAT_IA_HANDLE, pzh C.DAT_PZ_HANDLE, recv, req, conn C.DAT_EVD_
 	if cfg.ConnEVD, err = lookupOptional[*core.EVD](conn, core.TypeEVD, core.SubHandleEVDConn); err != nil {
 		return datReturn(err)
 	}
-	if srqh != nil {
+	if srqh != 0 {
 		if cfg.SRQ, err = lookup[*core.SRQ](srqh, core.TypeSRQ, core.SubHandleSRQ); err != nil {
 			return datReturn(err)
 		}
@@ -74,7 +74,7 @@ func createEP(h C.DAT_IA_HANDLE, pzh C.DAT_PZ_HANDLE, recv, req, conn C.DAT_EVD_
 	if out == nil {
 		return datReturn(core.ErrArg(outArg))
 	}
-	if attr == nil && srqh != nil {
+	if attr == nil && srqh != 0 {
 		// dat_ep_create_with_srq: "Consumer can not specify NULL for
 		// ep_attributes".
 		return datReturn(core.ErrArg(7))
@@ -92,16 +92,16 @@ func createEP(h C.DAT_IA_HANDLE, pzh C.DAT_PZ_HANDLE, recv, req, conn C.DAT_EVD_
 }
 
 //export go_dat_ep_create
-func go_dat_ep_create(h C.DAT_IA_HANDLE, pz C.DAT_PZ_HANDLE, recv, req, conn C.DAT_EVD_HANDLE, attr *C.DAT_EP_ATTR, out *C.DAT_EP_HANDLE) (ret C.DAT_RETURN) {
+func go_dat_ep_create(h C.godat_handle, pz C.godat_handle, recv, req, conn C.godat_handle, attr *C.DAT_EP_ATTR, out *C.DAT_EP_HANDLE) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_ep_create")
-	return createEP(h, pz, recv, req, conn, nil, attr, out, 7)
+	return createEP(h, pz, recv, req, conn, 0, attr, out, 7)
 }
 
 //export go_dat_ep_create_with_srq
-func go_dat_ep_create_with_srq(h C.DAT_IA_HANDLE, pz C.DAT_PZ_HANDLE, recv, req, conn C.DAT_EVD_HANDLE, srq C.DAT_SRQ_HANDLE,
+func go_dat_ep_create_with_srq(h C.godat_handle, pz C.godat_handle, recv, req, conn C.godat_handle, srq C.godat_handle,
 	attr *C.DAT_EP_ATTR, out *C.DAT_EP_HANDLE) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_ep_create_with_srq")
-	if srq == nil {
+	if srq == 0 {
 		return datReturn(core.ErrHandle(core.SubHandleSRQ))
 	}
 	return createEP(h, pz, recv, req, conn, srq, attr, out, 8)
@@ -118,7 +118,7 @@ var epStates = [...]C.DAT_EP_STATE{
 }
 
 //export go_dat_ep_query
-func go_dat_ep_query(h C.DAT_EP_HANDLE, mask C.DAT_EP_PARAM_MASK, out *C.DAT_EP_PARAM) (ret C.DAT_RETURN) {
+func go_dat_ep_query(h C.godat_handle, mask C.DAT_EP_PARAM_MASK, out *C.DAT_EP_PARAM) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_ep_query")
 	ep, err := epOf(h)
 	if err != nil {
@@ -154,7 +154,7 @@ func go_dat_ep_query(h C.DAT_EP_HANDLE, mask C.DAT_EP_PARAM_MASK, out *C.DAT_EP_
 }
 
 //export go_dat_ep_modify
-func go_dat_ep_modify(h C.DAT_EP_HANDLE, mask C.DAT_EP_PARAM_MASK, in *C.DAT_EP_PARAM) (ret C.DAT_RETURN) {
+func go_dat_ep_modify(h C.godat_handle, mask C.DAT_EP_PARAM_MASK, in *C.DAT_EP_PARAM) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_ep_modify")
 	ep, err := epOf(h)
 	if err != nil {
@@ -177,18 +177,18 @@ func go_dat_ep_modify(h C.DAT_EP_HANDLE, mask C.DAT_EP_PARAM_MASK, in *C.DAT_EP_
 	var hs core.EPHandles
 	if mask&C.DAT_EP_FIELD_PZ_HANDLE != 0 {
 		hs.SetPZ = true
-		if hs.PZ, err = lookup[*core.PZ](in.pz_handle, core.TypePZ, core.SubHandlePZ); err != nil {
+		if hs.PZ, err = lookup[*core.PZ](handleIn(&in.pz_handle), core.TypePZ, core.SubHandlePZ); err != nil {
 			return datReturn(core.ErrArg(3))
 		}
 	}
 	for _, f := range []struct {
 		bit C.DAT_EP_PARAM_MASK
-		h   C.DAT_EVD_HANDLE
+		h   C.godat_handle
 		set *bool
 		evd **core.EVD
-	}{{C.DAT_EP_FIELD_RECV_EVD_HANDLE, in.recv_evd_handle, &hs.SetRecvEVD, &hs.RecvEVD},
-		{C.DAT_EP_FIELD_REQUEST_EVD_HANDLE, in.request_evd_handle, &hs.SetReqEVD, &hs.ReqEVD},
-		{C.DAT_EP_FIELD_CONNECT_EVD_HANDLE, in.connect_evd_handle, &hs.SetConnEVD, &hs.ConnEVD}} {
+	}{{C.DAT_EP_FIELD_RECV_EVD_HANDLE, handleIn(&in.recv_evd_handle), &hs.SetRecvEVD, &hs.RecvEVD},
+		{C.DAT_EP_FIELD_REQUEST_EVD_HANDLE, handleIn(&in.request_evd_handle), &hs.SetReqEVD, &hs.ReqEVD},
+		{C.DAT_EP_FIELD_CONNECT_EVD_HANDLE, handleIn(&in.connect_evd_handle), &hs.SetConnEVD, &hs.ConnEVD}} {
 		if mask&f.bit == 0 {
 			continue
 		}
@@ -236,7 +236,7 @@ func checkQoS(qos C.DAT_QOS, arg int) error {
 }
 
 //export go_dat_ep_connect
-func go_dat_ep_connect(h C.DAT_EP_HANDLE, addr *C.DAT_SOCK_ADDR, qual C.DAT_CONN_QUAL, timeout C.DAT_TIMEOUT,
+func go_dat_ep_connect(h C.godat_handle, addr *C.DAT_SOCK_ADDR, qual C.DAT_CONN_QUAL, timeout C.DAT_TIMEOUT,
 	psize C.DAT_COUNT, pdata C.DAT_PVOID, qos C.DAT_QOS, flags C.DAT_CONNECT_FLAGS) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_ep_connect")
 	ep, err := epOf(h)
@@ -269,7 +269,7 @@ func go_dat_ep_connect(h C.DAT_EP_HANDLE, addr *C.DAT_SOCK_ADDR, qual C.DAT_CONN
 }
 
 //export go_dat_ep_dup_connect
-func go_dat_ep_dup_connect(h C.DAT_EP_HANDLE, dup C.DAT_EP_HANDLE, timeout C.DAT_TIMEOUT, psize C.DAT_COUNT, pdata C.DAT_PVOID, qos C.DAT_QOS) (ret C.DAT_RETURN) {
+func go_dat_ep_dup_connect(h C.godat_handle, dup C.godat_handle, timeout C.DAT_TIMEOUT, psize C.DAT_COUNT, pdata C.DAT_PVOID, qos C.DAT_QOS) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_ep_dup_connect")
 	ep, err := epOf(h)
 	if err != nil {
@@ -292,7 +292,7 @@ func go_dat_ep_dup_connect(h C.DAT_EP_HANDLE, dup C.DAT_EP_HANDLE, timeout C.DAT
 }
 
 //export go_dat_ep_disconnect
-func go_dat_ep_disconnect(h C.DAT_EP_HANDLE, flags C.DAT_CLOSE_FLAGS) (ret C.DAT_RETURN) {
+func go_dat_ep_disconnect(h C.godat_handle, flags C.DAT_CLOSE_FLAGS) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_ep_disconnect")
 	ep, err := epOf(h)
 	if err != nil {
@@ -305,7 +305,7 @@ func go_dat_ep_disconnect(h C.DAT_EP_HANDLE, flags C.DAT_CLOSE_FLAGS) (ret C.DAT
 }
 
 //export go_dat_ep_post_send
-func go_dat_ep_post_send(h C.DAT_EP_HANDLE, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
+func go_dat_ep_post_send(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_ep_post_send")
 	ep, err := epOf(h)
 	if err != nil {
@@ -319,7 +319,7 @@ func go_dat_ep_post_send(h C.DAT_EP_HANDLE, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLE
 }
 
 //export go_dat_ep_post_recv
-func go_dat_ep_post_recv(h C.DAT_EP_HANDLE, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
+func go_dat_ep_post_recv(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_ep_post_recv")
 	ep, err := epOf(h)
 	if err != nil {
@@ -337,7 +337,7 @@ func remoteOf(r *C.DAT_RMR_TRIPLET) *core.RemoteSegment {
 }
 
 //export go_dat_ep_post_rdma_read
-func go_dat_ep_post_rdma_read(h C.DAT_EP_HANDLE, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, remote *C.DAT_RMR_TRIPLET, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
+func go_dat_ep_post_rdma_read(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, remote *C.DAT_RMR_TRIPLET, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_ep_post_rdma_read")
 	ep, err := epOf(h)
 	if err != nil {
@@ -354,7 +354,7 @@ func go_dat_ep_post_rdma_read(h C.DAT_EP_HANDLE, n C.DAT_COUNT, iov *C.DAT_LMR_T
 }
 
 //export go_dat_ep_post_rdma_write
-func go_dat_ep_post_rdma_write(h C.DAT_EP_HANDLE, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, remote *C.DAT_RMR_TRIPLET, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
+func go_dat_ep_post_rdma_write(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, remote *C.DAT_RMR_TRIPLET, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_ep_post_rdma_write")
 	ep, err := epOf(h)
 	if err != nil {
@@ -371,7 +371,7 @@ func go_dat_ep_post_rdma_write(h C.DAT_EP_HANDLE, n C.DAT_COUNT, iov *C.DAT_LMR_
 }
 
 //export go_dat_ep_get_status
-func go_dat_ep_get_status(h C.DAT_EP_HANDLE, state *C.DAT_EP_STATE, recvIdle, reqIdle *C.DAT_BOOLEAN) (ret C.DAT_RETURN) {
+func go_dat_ep_get_status(h C.godat_handle, state *C.DAT_EP_STATE, recvIdle, reqIdle *C.DAT_BOOLEAN) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_ep_get_status")
 	ep, err := epOf(h)
 	if err != nil {
@@ -394,7 +394,7 @@ func go_dat_ep_get_status(h C.DAT_EP_HANDLE, state *C.DAT_EP_STATE, recvIdle, re
 }
 
 //export go_dat_ep_free
-func go_dat_ep_free(h C.DAT_EP_HANDLE) (ret C.DAT_RETURN) {
+func go_dat_ep_free(h C.godat_handle) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_ep_free")
 	ep, err := epOf(h)
 	if err != nil {
@@ -404,7 +404,7 @@ func go_dat_ep_free(h C.DAT_EP_HANDLE) (ret C.DAT_RETURN) {
 }
 
 //export go_dat_ep_reset
-func go_dat_ep_reset(h C.DAT_EP_HANDLE) (ret C.DAT_RETURN) {
+func go_dat_ep_reset(h C.godat_handle) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_ep_reset")
 	ep, err := epOf(h)
 	if err != nil {
@@ -414,7 +414,7 @@ func go_dat_ep_reset(h C.DAT_EP_HANDLE) (ret C.DAT_RETURN) {
 }
 
 //export go_dat_ep_recv_query
-func go_dat_ep_recv_query(h C.DAT_EP_HANDLE, nbufs, span *C.DAT_COUNT) (ret C.DAT_RETURN) {
+func go_dat_ep_recv_query(h C.godat_handle, nbufs, span *C.DAT_COUNT) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_ep_recv_query")
 	ep, err := epOf(h)
 	if err != nil {
@@ -450,7 +450,7 @@ func watermarkOf(v C.DAT_COUNT) int {
 }
 
 //export go_dat_ep_set_watermark
-func go_dat_ep_set_watermark(h C.DAT_EP_HANDLE, soft, hard C.DAT_COUNT) (ret C.DAT_RETURN) {
+func go_dat_ep_set_watermark(h C.godat_handle, soft, hard C.DAT_COUNT) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_ep_set_watermark")
 	ep, err := epOf(h)
 	if err != nil {

@@ -84,7 +84,7 @@ func fillEvent(out *C.DAT_EVENT, ev *core.Event) {
 	}
 }
 
-func evdOf(h C.DAT_EVD_HANDLE) (*core.EVD, error) {
+func evdOf(h C.godat_handle) (*core.EVD, error) {
 	return lookup[*core.EVD](h, core.TypeEVD, core.SubNone)
 }
 
@@ -97,7 +97,7 @@ func timeoutOf(t C.DAT_TIMEOUT) time.Duration {
 }
 
 //export go_dat_evd_create
-func go_dat_evd_create(h C.DAT_IA_HANDLE, qlen C.DAT_COUNT, cnoh C.DAT_CNO_HANDLE, flags C.DAT_EVD_FLAGS, out *C.DAT_EVD_HANDLE) (ret C.DAT_RETURN) {
+func go_dat_evd_create(h C.godat_handle, qlen C.DAT_COUNT, cnoh C.godat_handle, flags C.DAT_EVD_FLAGS, out *C.DAT_EVD_HANDLE) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_evd_create")
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
@@ -119,7 +119,7 @@ func go_dat_evd_create(h C.DAT_IA_HANDLE, qlen C.DAT_COUNT, cnoh C.DAT_CNO_HANDL
 }
 
 //export go_dat_evd_query
-func go_dat_evd_query(h C.DAT_EVD_HANDLE, mask C.DAT_EVD_PARAM_MASK, out *C.DAT_EVD_PARAM) (ret C.DAT_RETURN) {
+func go_dat_evd_query(h C.godat_handle, mask C.DAT_EVD_PARAM_MASK, out *C.DAT_EVD_PARAM) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_evd_query")
 	evd, err := evdOf(h)
 	if err != nil {
@@ -154,7 +154,7 @@ func go_dat_evd_query(h C.DAT_EVD_HANDLE, mask C.DAT_EVD_PARAM_MASK, out *C.DAT_
 }
 
 //export go_dat_evd_resize
-func go_dat_evd_resize(h C.DAT_EVD_HANDLE, qlen C.DAT_COUNT) (ret C.DAT_RETURN) {
+func go_dat_evd_resize(h C.godat_handle, qlen C.DAT_COUNT) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_evd_resize")
 	evd, err := evdOf(h)
 	if err != nil {
@@ -164,7 +164,7 @@ func go_dat_evd_resize(h C.DAT_EVD_HANDLE, qlen C.DAT_COUNT) (ret C.DAT_RETURN) 
 }
 
 //export go_dat_evd_post_se
-func go_dat_evd_post_se(h C.DAT_EVD_HANDLE, ev *C.DAT_EVENT) (ret C.DAT_RETURN) {
+func go_dat_evd_post_se(h C.godat_handle, ev *C.DAT_EVENT) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_evd_post_se")
 	evd, err := evdOf(h)
 	if err != nil {
@@ -178,7 +178,7 @@ func go_dat_evd_post_se(h C.DAT_EVD_HANDLE, ev *C.DAT_EVENT) (ret C.DAT_RETURN) 
 }
 
 //export go_dat_evd_dequeue
-func go_dat_evd_dequeue(h C.DAT_EVD_HANDLE, out *C.DAT_EVENT) (ret C.DAT_RETURN) {
+func go_dat_evd_dequeue(h C.godat_handle, out *C.DAT_EVENT) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_evd_dequeue")
 	evd, err := evdOf(h)
 	if err != nil {
@@ -196,7 +196,7 @@ func go_dat_evd_dequeue(h C.DAT_EVD_HANDLE, out *C.DAT_EVENT) (ret C.DAT_RETURN)
 }
 
 //export go_dat_evd_wait
-func go_dat_evd_wait(h C.DAT_EVD_HANDLE, timeout C.DAT_TIMEOUT, threshold C.DAT_COUNT, out *C.DAT_EVENT, nmore *C.DAT_COUNT) (ret C.DAT_RETURN) {
+func go_dat_evd_wait(h C.godat_handle, timeout C.DAT_TIMEOUT, threshold C.DAT_COUNT, out *C.DAT_EVENT, nmore *C.DAT_COUNT) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_evd_wait")
 	evd, err := evdOf(h)
 	if err != nil {
@@ -220,7 +220,7 @@ func go_dat_evd_wait(h C.DAT_EVD_HANDLE, timeout C.DAT_TIMEOUT, threshold C.DAT_
 }
 
 //export go_dat_evd_free
-func go_dat_evd_free(h C.DAT_EVD_HANDLE) (ret C.DAT_RETURN) {
+func go_dat_evd_free(h C.godat_handle) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_evd_free")
 	evd, err := evdOf(h)
 	if err != nil {
@@ -230,7 +230,7 @@ func go_dat_evd_free(h C.DAT_EVD_HANDLE) (ret C.DAT_RETURN) {
 }
 
 //export go_dat_evd_enable
-func go_dat_evd_enable(h C.DAT_EVD_HANDLE) (ret C.DAT_RETURN) {
+func go_dat_evd_enable(h C.godat_handle) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_evd_enable")
 	evd, err := evdOf(h)
 	if err != nil {
@@ -240,7 +240,7 @@ func go_dat_evd_enable(h C.DAT_EVD_HANDLE) (ret C.DAT_RETURN) {
 }
 
 //export go_dat_evd_disable
-func go_dat_evd_disable(h C.DAT_EVD_HANDLE) (ret C.DAT_RETURN) {
+func go_dat_evd_disable(h C.godat_handle) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_evd_disable")
 	evd, err := evdOf(h)
 	if err != nil {
@@ -250,7 +250,7 @@ func go_dat_evd_disable(h C.DAT_EVD_HANDLE) (ret C.DAT_RETURN) {
 }
 
 //export go_dat_evd_set_unwaitable
-func go_dat_evd_set_unwaitable(h C.DAT_EVD_HANDLE) (ret C.DAT_RETURN) {
+func go_dat_evd_set_unwaitable(h C.godat_handle) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_evd_set_unwaitable")
 	evd, err := evdOf(h)
 	if err != nil {
@@ -260,7 +260,7 @@ func go_dat_evd_set_unwaitable(h C.DAT_EVD_HANDLE) (ret C.DAT_RETURN) {
 }
 
 //export go_dat_evd_clear_unwaitable
-func go_dat_evd_clear_unwaitable(h C.DAT_EVD_HANDLE) (ret C.DAT_RETURN) {
+func go_dat_evd_clear_unwaitable(h C.godat_handle) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_evd_clear_unwaitable")
 	evd, err := evdOf(h)
 	if err != nil {
@@ -270,7 +270,7 @@ func go_dat_evd_clear_unwaitable(h C.DAT_EVD_HANDLE) (ret C.DAT_RETURN) {
 }
 
 //export go_dat_evd_modify_cno
-func go_dat_evd_modify_cno(h C.DAT_EVD_HANDLE, cnoh C.DAT_CNO_HANDLE) (ret C.DAT_RETURN) {
+func go_dat_evd_modify_cno(h C.godat_handle, cnoh C.godat_handle) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_evd_modify_cno")
 	evd, err := evdOf(h)
 	if err != nil {

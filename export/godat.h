@@ -23,6 +23,12 @@ typedef struct godat_stub {
 	uint32_t gen;
 } godat_stub;
 
+// A handle as Go receives it: an integer, never a pointer. Consumers pass
+// garbage, DAT_HANDLE_NULL and the sentinels 0x1/0x2 where handles go; held
+// in a pointer-typed Go variable such a value makes the Go runtime abort the
+// process ("invalid pointer found on stack") when the stack is copied.
+typedef uintptr_t godat_handle;
+
 extern DAT_PROVIDER godat_provider;
 void *godat_handle_region(size_t bytes, unsigned views);
 

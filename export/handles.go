@@ -134,9 +134,9 @@ func (t *handleTable) entry(h uintptr) *handleEntry {
 
 // lookup resolves a handle of family want to its object, or fails with
 // DAT_INVALID_HANDLE and sub.
-func lookup[T core.Obj](h C.DAT_HANDLE, want core.HandleType, sub core.Sub) (T, error) {
+func lookup[T core.Obj](h C.godat_handle, want core.HandleType, sub core.Sub) (T, error) {
 	var zero T
-	e := handles.entry(uintptr(unsafe.Pointer(h)))
+	e := handles.entry(uintptr(h))
 	if e == nil || e.typ != want {
 		return zero, core.ErrHandle(sub)
 	}
@@ -148,9 +148,9 @@ func lookup[T core.Obj](h C.DAT_HANDLE, want core.HandleType, sub core.Sub) (T, 
 }
 
 // lookupOptional is lookup where DAT_HANDLE_NULL means "none".
-func lookupOptional[T core.Obj](h C.DAT_HANDLE, want core.HandleType, sub core.Sub) (T, error) {
+func lookupOptional[T core.Obj](h C.godat_handle, want core.HandleType, sub core.Sub) (T, error) {
 	var zero T
-	if h == nil {
+	if h == 0 {
 		return zero, nil
 	}
 	return lookup[T](h, want, sub)

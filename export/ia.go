@@ -59,9 +59,10 @@ func go_dat_ia_openv(name *C.char, qlen C.DAT_COUNT, asyncEVD *C.DAT_EVD_HANDLE,
 		return datReturn(core.ErrArg(7))
 	}
 	var given *core.EVD
-	noAsync := *asyncEVD == C.DAT_EVD_HANDLE(cptr(1)) // DAT_EVD_ASYNC_EXISTS
-	if *asyncEVD != nil && !noAsync {
-		evd, err := lookup[*core.EVD](*asyncEVD, core.TypeEVD, core.SubHandleEVDAsync)
+	given0 := handleIn(asyncEVD)
+	noAsync := given0 == 1 // DAT_EVD_ASYNC_EXISTS
+	if given0 != 0 && !noAsync {
+		evd, err := lookup[*core.EVD](given0, core.TypeEVD, core.SubHandleEVDAsync)
 		if err != nil {
 			return datReturn(err)
 		}
@@ -90,21 +91,21 @@ func go_dat_ia_openv(name *C.char, qlen C.DAT_COUNT, asyncEVD *C.DAT_EVD_HANDLE,
 		return datReturn(err)
 	}
 	*iaOut = handleOf(ia)
-	*asyncEVD = asyncHandle(ia)
+	handleOut(asyncEVD, asyncHandle(ia))
 	return C.DAT_SUCCESS
 }
 
 // asyncHandle is the IA's async EVD, or DAT_EVD_OUT_OF_SCOPE for an IA
 // opened with DAT_EVD_ASYNC_EXISTS (its async EVD is elsewhere).
-func asyncHandle(ia *core.IA) C.DAT_EVD_HANDLE {
+func asyncHandle(ia *core.IA) C.godat_handle {
 	if e := ia.AsyncEVD(); e != nil {
-		return handleOf(e)
+		return C.godat_handle(core.Base(e).Handle())
 	}
-	return C.DAT_EVD_HANDLE(cptr(2)) // DAT_EVD_OUT_OF_SCOPE
+	return 2 // DAT_EVD_OUT_OF_SCOPE
 }
 
 //export go_dat_ia_close
-func go_dat_ia_close(h C.DAT_IA_HANDLE, flags C.DAT_CLOSE_FLAGS) (ret C.DAT_RETURN) {
+func go_dat_ia_close(h C.godat_handle, flags C.DAT_CLOSE_FLAGS) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_ia_close")
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
@@ -117,7 +118,7 @@ func go_dat_ia_close(h C.DAT_IA_HANDLE, flags C.DAT_CLOSE_FLAGS) (ret C.DAT_RETU
 }
 
 //export go_dats_get_ia_handle
-func go_dats_get_ia_handle(h C.DAT_IA_HANDLE, out *C.DAT_IA_HANDLE) (ret C.DAT_RETURN) {
+func go_dats_get_ia_handle(h C.godat_handle, out *C.DAT_IA_HANDLE) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dats_get_ia_handle")
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
@@ -131,7 +132,7 @@ func go_dats_get_ia_handle(h C.DAT_IA_HANDLE, out *C.DAT_IA_HANDLE) (ret C.DAT_R
 }
 
 //export go_dat_ia_query
-func go_dat_ia_query(h C.DAT_IA_HANDLE, asyncEVD *C.DAT_EVD_HANDLE, iaMask C.DAT_IA_ATTR_MASK, iaAttr *C.DAT_IA_ATTR,
+func go_dat_ia_query(h C.godat_handle, asyncEVD *C.DAT_EVD_HANDLE, iaMask C.DAT_IA_ATTR_MASK, iaAttr *C.DAT_IA_ATTR,
 	provMask C.DAT_PROVIDER_ATTR_MASK, provAttr *C.DAT_PROVIDER_ATTR) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_ia_query")
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
@@ -149,7 +150,7 @@ func go_dat_ia_query(h C.DAT_IA_HANDLE, asyncEVD *C.DAT_EVD_HANDLE, iaMask C.DAT
 		return datReturn(core.ErrArg(6))
 	}
 	if asyncEVD != nil {
-		*asyncEVD = asyncHandle(ia)
+		handleOut(asyncEVD, asyncHandle(ia))
 	}
 	if iaAttr != nil {
 		fillIAAttr(iaAttr, ia)

@@ -13,8 +13,8 @@ import (
 )
 
 //export go_dat_lmr_create
-func go_dat_lmr_create(h C.DAT_IA_HANDLE, memType C.DAT_MEM_TYPE, region *C.DAT_REGION_DESCRIPTION, length C.DAT_VLEN,
-	pzh C.DAT_PZ_HANDLE, priv C.DAT_MEM_PRIV_FLAGS, out *C.DAT_LMR_HANDLE, lctx *C.DAT_LMR_CONTEXT, rctx *C.DAT_RMR_CONTEXT,
+func go_dat_lmr_create(h C.godat_handle, memType C.DAT_MEM_TYPE, region *C.DAT_REGION_DESCRIPTION, length C.DAT_VLEN,
+	pzh C.godat_handle, priv C.DAT_MEM_PRIV_FLAGS, out *C.DAT_LMR_HANDLE, lctx *C.DAT_LMR_CONTEXT, rctx *C.DAT_RMR_CONTEXT,
 	regLen *C.DAT_VLEN, regAddr *C.DAT_VADDR) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_lmr_create")
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
@@ -41,7 +41,7 @@ func go_dat_lmr_create(h C.DAT_IA_HANDLE, memType C.DAT_MEM_TYPE, region *C.DAT_
 		}
 		r.Cookie = cookieAt(uintptr(words[1]))
 	case C.DAT_MEM_TYPE_LMR:
-		parent, err := lookup[*core.LMR](C.DAT_HANDLE(cptr(uintptr(words[0]))), core.TypeLMR, core.SubHandleLMR)
+		parent, err := lookup[*core.LMR](C.godat_handle(words[0]), core.TypeLMR, core.SubHandleLMR)
 		if err != nil {
 			return datReturn(err)
 		}
@@ -70,7 +70,7 @@ func go_dat_lmr_create(h C.DAT_IA_HANDLE, memType C.DAT_MEM_TYPE, region *C.DAT_
 }
 
 //export go_dat_lmr_query
-func go_dat_lmr_query(h C.DAT_LMR_HANDLE, mask C.DAT_LMR_PARAM_MASK, out *C.DAT_LMR_PARAM) (ret C.DAT_RETURN) {
+func go_dat_lmr_query(h C.godat_handle, mask C.DAT_LMR_PARAM_MASK, out *C.DAT_LMR_PARAM) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_lmr_query")
 	l, err := lookup[*core.LMR](h, core.TypeLMR, core.SubHandleLMR)
 	if err != nil {
@@ -112,7 +112,7 @@ func go_dat_lmr_query(h C.DAT_LMR_HANDLE, mask C.DAT_LMR_PARAM_MASK, out *C.DAT_
 }
 
 //export go_dat_lmr_free
-func go_dat_lmr_free(h C.DAT_LMR_HANDLE) (ret C.DAT_RETURN) {
+func go_dat_lmr_free(h C.godat_handle) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_lmr_free")
 	l, err := lookup[*core.LMR](h, core.TypeLMR, core.SubHandleLMR)
 	if err != nil {
@@ -140,7 +140,7 @@ func iovOf(iov *C.DAT_LMR_TRIPLET, n C.DAT_COUNT) ([]core.Segment, error) {
 	return segmentsOf(iov, n), nil
 }
 
-func syncRDMA(h C.DAT_IA_HANDLE, iov *C.DAT_LMR_TRIPLET, n C.DAT_VLEN) C.DAT_RETURN {
+func syncRDMA(h C.godat_handle, iov *C.DAT_LMR_TRIPLET, n C.DAT_VLEN) C.DAT_RETURN {
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
 		return datReturn(err)
@@ -152,13 +152,13 @@ func syncRDMA(h C.DAT_IA_HANDLE, iov *C.DAT_LMR_TRIPLET, n C.DAT_VLEN) C.DAT_RET
 }
 
 //export go_dat_lmr_sync_rdma_read
-func go_dat_lmr_sync_rdma_read(h C.DAT_IA_HANDLE, iov *C.DAT_LMR_TRIPLET, n C.DAT_VLEN) (ret C.DAT_RETURN) {
+func go_dat_lmr_sync_rdma_read(h C.godat_handle, iov *C.DAT_LMR_TRIPLET, n C.DAT_VLEN) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_lmr_sync_rdma_read")
 	return syncRDMA(h, iov, n)
 }
 
 //export go_dat_lmr_sync_rdma_write
-func go_dat_lmr_sync_rdma_write(h C.DAT_IA_HANDLE, iov *C.DAT_LMR_TRIPLET, n C.DAT_VLEN) (ret C.DAT_RETURN) {
+func go_dat_lmr_sync_rdma_write(h C.godat_handle, iov *C.DAT_LMR_TRIPLET, n C.DAT_VLEN) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_lmr_sync_rdma_write")
 	return syncRDMA(h, iov, n)
 }

@@ -8,7 +8,7 @@ import "C"
 import "godat/core"
 
 //export go_dat_pz_create
-func go_dat_pz_create(h C.DAT_IA_HANDLE, out *C.DAT_PZ_HANDLE) (ret C.DAT_RETURN) {
+func go_dat_pz_create(h C.godat_handle, out *C.DAT_PZ_HANDLE) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_pz_create")
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
@@ -26,7 +26,7 @@ func go_dat_pz_create(h C.DAT_IA_HANDLE, out *C.DAT_PZ_HANDLE) (ret C.DAT_RETURN
 }
 
 //export go_dat_pz_query
-func go_dat_pz_query(h C.DAT_PZ_HANDLE, mask C.DAT_PZ_PARAM_MASK, out *C.DAT_PZ_PARAM) (ret C.DAT_RETURN) {
+func go_dat_pz_query(h C.godat_handle, mask C.DAT_PZ_PARAM_MASK, out *C.DAT_PZ_PARAM) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_pz_query")
 	pz, err := lookup[*core.PZ](h, core.TypePZ, core.SubHandlePZ)
 	if err != nil {
@@ -43,7 +43,7 @@ func go_dat_pz_query(h C.DAT_PZ_HANDLE, mask C.DAT_PZ_PARAM_MASK, out *C.DAT_PZ_
 }
 
 //export go_dat_pz_free
-func go_dat_pz_free(h C.DAT_PZ_HANDLE) (ret C.DAT_RETURN) {
+func go_dat_pz_free(h C.godat_handle) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_pz_free")
 	pz, err := lookup[*core.PZ](h, core.TypePZ, core.SubHandlePZ)
 	if err != nil {

@@ -8,7 +8,7 @@ import "C"
 import "godat/core"
 
 //export go_dat_rmr_create
-func go_dat_rmr_create(pzh C.DAT_PZ_HANDLE, out *C.DAT_RMR_HANDLE) (ret C.DAT_RETURN) {
+func go_dat_rmr_create(pzh C.godat_handle, out *C.DAT_RMR_HANDLE) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_rmr_create")
 	pz, err := lookup[*core.PZ](pzh, core.TypePZ, core.SubHandlePZ)
 	if err != nil {
@@ -26,7 +26,7 @@ func go_dat_rmr_create(pzh C.DAT_PZ_HANDLE, out *C.DAT_RMR_HANDLE) (ret C.DAT_RE
 }
 
 //export go_dat_rmr_query
-func go_dat_rmr_query(h C.DAT_RMR_HANDLE, mask C.DAT_RMR_PARAM_MASK, out *C.DAT_RMR_PARAM) (ret C.DAT_RETURN) {
+func go_dat_rmr_query(h C.godat_handle, mask C.DAT_RMR_PARAM_MASK, out *C.DAT_RMR_PARAM) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_rmr_query")
 	r, err := lookup[*core.RMR](h, core.TypeRMR, core.SubHandleRMR)
 	if err != nil {
@@ -55,7 +55,7 @@ func go_dat_rmr_query(h C.DAT_RMR_HANDLE, mask C.DAT_RMR_PARAM_MASK, out *C.DAT_
 }
 
 //export go_dat_rmr_bind
-func go_dat_rmr_bind(h C.DAT_RMR_HANDLE, triplet *C.DAT_LMR_TRIPLET, priv C.DAT_MEM_PRIV_FLAGS, eph C.DAT_EP_HANDLE,
+func go_dat_rmr_bind(h C.godat_handle, triplet *C.DAT_LMR_TRIPLET, priv C.DAT_MEM_PRIV_FLAGS, eph C.godat_handle,
 	cookie C.DAT_UINT64, flags C.DAT_COMPLETION_FLAGS, out *C.DAT_RMR_CONTEXT) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_rmr_bind")
 	r, err := lookup[*core.RMR](h, core.TypeRMR, core.SubHandleRMR)
@@ -82,7 +82,7 @@ func go_dat_rmr_bind(h C.DAT_RMR_HANDLE, triplet *C.DAT_LMR_TRIPLET, priv C.DAT_
 }
 
 //export go_dat_rmr_free
-func go_dat_rmr_free(h C.DAT_RMR_HANDLE) (ret C.DAT_RETURN) {
+func go_dat_rmr_free(h C.godat_handle) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_rmr_free")
 	r, err := lookup[*core.RMR](h, core.TypeRMR, core.SubHandleRMR)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"godat/core"
 )
 
-func createPSP(h C.DAT_IA_HANDLE, qual uint64, any bool, evdh C.DAT_EVD_HANDLE, flags C.DAT_PSP_FLAGS) (*core.PSP, uint64, error) {
+func createPSP(h C.godat_handle, qual uint64, any bool, evdh C.godat_handle, flags C.DAT_PSP_FLAGS) (*core.PSP, uint64, error) {
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
 		return nil, 0, err
@@ -24,7 +24,7 @@ func createPSP(h C.DAT_IA_HANDLE, qual uint64, any bool, evdh C.DAT_EVD_HANDLE, 
 }
 
 //export go_dat_psp_create
-func go_dat_psp_create(h C.DAT_IA_HANDLE, qual C.DAT_CONN_QUAL, evdh C.DAT_EVD_HANDLE, flags C.DAT_PSP_FLAGS, out *C.DAT_PSP_HANDLE) (ret C.DAT_RETURN) {
+func go_dat_psp_create(h C.godat_handle, qual C.DAT_CONN_QUAL, evdh C.godat_handle, flags C.DAT_PSP_FLAGS, out *C.DAT_PSP_HANDLE) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_psp_create")
 	if out == nil {
 		if _, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA); err != nil {
@@ -41,7 +41,7 @@ func go_dat_psp_create(h C.DAT_IA_HANDLE, qual C.DAT_CONN_QUAL, evdh C.DAT_EVD_H
 }
 
 //export go_dat_psp_create_any
-func go_dat_psp_create_any(h C.DAT_IA_HANDLE, qual *C.DAT_CONN_QUAL, evdh C.DAT_EVD_HANDLE, flags C.DAT_PSP_FLAGS, out *C.DAT_PSP_HANDLE) (ret C.DAT_RETURN) {
+func go_dat_psp_create_any(h C.godat_handle, qual *C.DAT_CONN_QUAL, evdh C.godat_handle, flags C.DAT_PSP_FLAGS, out *C.DAT_PSP_HANDLE) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_psp_create_any")
 	if _, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA); err != nil {
 		return datReturn(err)
@@ -62,7 +62,7 @@ func go_dat_psp_create_any(h C.DAT_IA_HANDLE, qual *C.DAT_CONN_QUAL, evdh C.DAT_
 }
 
 //export go_dat_psp_query
-func go_dat_psp_query(h C.DAT_PSP_HANDLE, mask C.DAT_PSP_PARAM_MASK, out *C.DAT_PSP_PARAM) (ret C.DAT_RETURN) {
+func go_dat_psp_query(h C.godat_handle, mask C.DAT_PSP_PARAM_MASK, out *C.DAT_PSP_PARAM) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_psp_query")
 	p, err := lookup[*core.PSP](h, core.TypePSP, core.SubHandlePSP)
 	if err != nil {
@@ -88,7 +88,7 @@ func go_dat_psp_query(h C.DAT_PSP_HANDLE, mask C.DAT_PSP_PARAM_MASK, out *C.DAT_
 }
 
 //export go_dat_psp_free
-func go_dat_psp_free(h C.DAT_PSP_HANDLE) (ret C.DAT_RETURN) {
+func go_dat_psp_free(h C.godat_handle) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_psp_free")
 	p, err := lookup[*core.PSP](h, core.TypePSP, core.SubHandlePSP)
 	if err != nil {
@@ -98,7 +98,7 @@ func go_dat_psp_free(h C.DAT_PSP_HANDLE) (ret C.DAT_RETURN) {
 }
 
 //export go_dat_rsp_create
-func go_dat_rsp_create(h C.DAT_IA_HANDLE, qual C.DAT_CONN_QUAL, eph C.DAT_EP_HANDLE, evdh C.DAT_EVD_HANDLE, out *C.DAT_RSP_HANDLE) (ret C.DAT_RETURN) {
+func go_dat_rsp_create(h C.godat_handle, qual C.DAT_CONN_QUAL, eph C.godat_handle, evdh C.godat_handle, out *C.DAT_RSP_HANDLE) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_rsp_create")
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
@@ -124,7 +124,7 @@ func go_dat_rsp_create(h C.DAT_IA_HANDLE, qual C.DAT_CONN_QUAL, eph C.DAT_EP_HAN
 }
 
 //export go_dat_rsp_query
-func go_dat_rsp_query(h C.DAT_RSP_HANDLE, mask C.DAT_RSP_PARAM_MASK, out *C.DAT_RSP_PARAM) (ret C.DAT_RETURN) {
+func go_dat_rsp_query(h C.godat_handle, mask C.DAT_RSP_PARAM_MASK, out *C.DAT_RSP_PARAM) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_rsp_query")
 	r, err := lookup[*core.RSP](h, core.TypeRSP, core.SubHandleRSP)
 	if err != nil {
@@ -150,7 +150,7 @@ func go_dat_rsp_query(h C.DAT_RSP_HANDLE, mask C.DAT_RSP_PARAM_MASK, out *C.DAT_
 }
 
 //export go_dat_rsp_free
-func go_dat_rsp_free(h C.DAT_RSP_HANDLE) (ret C.DAT_RETURN) {
+func go_dat_rsp_free(h C.godat_handle) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_rsp_free")
 	r, err := lookup[*core.RSP](h, core.TypeRSP, core.SubHandleRSP)
 	if err != nil {
@@ -159,12 +159,12 @@ func go_dat_rsp_free(h C.DAT_RSP_HANDLE) (ret C.DAT_RETURN) {
 	return datReturn(r.Free())
 }
 
-func crOf(h C.DAT_CR_HANDLE) (*core.CR, error) {
+func crOf(h C.godat_handle) (*core.CR, error) {
 	return lookup[*core.CR](h, core.TypeCR, core.SubHandleCR)
 }
 
 //export go_dat_cr_query
-func go_dat_cr_query(h C.DAT_CR_HANDLE, mask C.DAT_CR_PARAM_MASK, out *C.DAT_CR_PARAM) (ret C.DAT_RETURN) {
+func go_dat_cr_query(h C.godat_handle, mask C.DAT_CR_PARAM_MASK, out *C.DAT_CR_PARAM) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_cr_query")
 	cr, err := crOf(h)
 	if err != nil {
@@ -195,7 +195,7 @@ func go_dat_cr_query(h C.DAT_CR_HANDLE, mask C.DAT_CR_PARAM_MASK, out *C.DAT_CR_
 }
 
 //export go_dat_cr_accept
-func go_dat_cr_accept(h C.DAT_CR_HANDLE, eph C.DAT_EP_HANDLE, psize C.DAT_COUNT, pdata C.DAT_PVOID) (ret C.DAT_RETURN) {
+func go_dat_cr_accept(h C.godat_handle, eph C.godat_handle, psize C.DAT_COUNT, pdata C.DAT_PVOID) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_cr_accept")
 	cr, err := crOf(h)
 	if err != nil {
@@ -212,7 +212,7 @@ func go_dat_cr_accept(h C.DAT_CR_HANDLE, eph C.DAT_EP_HANDLE, psize C.DAT_COUNT,
 }
 
 //export go_dat_cr_reject
-func go_dat_cr_reject(h C.DAT_CR_HANDLE) (ret C.DAT_RETURN) {
+func go_dat_cr_reject(h C.godat_handle) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_cr_reject")
 	cr, err := crOf(h)
 	if err != nil {
@@ -222,7 +222,7 @@ func go_dat_cr_reject(h C.DAT_CR_HANDLE) (ret C.DAT_RETURN) {
 }
 
 //export go_dat_cr_handoff
-func go_dat_cr_handoff(h C.DAT_CR_HANDLE, qual C.DAT_CONN_QUAL) (ret C.DAT_RETURN) {
+func go_dat_cr_handoff(h C.godat_handle, qual C.DAT_CONN_QUAL) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_cr_handoff")
 	cr, err := crOf(h)
 	if err != nil {

@@ -10,7 +10,7 @@ import "godat/core"
 // Shared receive queues: dat_srq_* and the SRQ parameters of DAT 1.2.
 
 //export go_dat_srq_create
-func go_dat_srq_create(h C.DAT_IA_HANDLE, pzh C.DAT_PZ_HANDLE, attr *C.DAT_SRQ_ATTR, out *C.DAT_SRQ_HANDLE) (ret C.DAT_RETURN) {
+func go_dat_srq_create(h C.godat_handle, pzh C.godat_handle, attr *C.DAT_SRQ_ATTR, out *C.DAT_SRQ_HANDLE) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_srq_create")
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
@@ -34,12 +34,12 @@ func go_dat_srq_create(h C.DAT_IA_HANDLE, pzh C.DAT_PZ_HANDLE, attr *C.DAT_SRQ_A
 	return C.DAT_SUCCESS
 }
 
-func srqOf(h C.DAT_SRQ_HANDLE) (*core.SRQ, error) {
+func srqOf(h C.godat_handle) (*core.SRQ, error) {
 	return lookup[*core.SRQ](h, core.TypeSRQ, core.SubHandleSRQ)
 }
 
 //export go_dat_srq_free
-func go_dat_srq_free(h C.DAT_SRQ_HANDLE) (ret C.DAT_RETURN) {
+func go_dat_srq_free(h C.godat_handle) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_srq_free")
 	s, err := srqOf(h)
 	if err != nil {
@@ -49,7 +49,7 @@ func go_dat_srq_free(h C.DAT_SRQ_HANDLE) (ret C.DAT_RETURN) {
 }
 
 //export go_dat_srq_post_recv
-func go_dat_srq_post_recv(h C.DAT_SRQ_HANDLE, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64) (ret C.DAT_RETURN) {
+func go_dat_srq_post_recv(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_srq_post_recv")
 	s, err := srqOf(h)
 	if err != nil {
@@ -63,7 +63,7 @@ func go_dat_srq_post_recv(h C.DAT_SRQ_HANDLE, n C.DAT_COUNT, iov *C.DAT_LMR_TRIP
 }
 
 //export go_dat_srq_query
-func go_dat_srq_query(h C.DAT_SRQ_HANDLE, mask C.DAT_SRQ_PARAM_MASK, out *C.DAT_SRQ_PARAM) (ret C.DAT_RETURN) {
+func go_dat_srq_query(h C.godat_handle, mask C.DAT_SRQ_PARAM_MASK, out *C.DAT_SRQ_PARAM) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_srq_query")
 	s, err := srqOf(h)
 	if err != nil {
@@ -95,7 +95,7 @@ func go_dat_srq_query(h C.DAT_SRQ_HANDLE, mask C.DAT_SRQ_PARAM_MASK, out *C.DAT_
 }
 
 //export go_dat_srq_resize
-func go_dat_srq_resize(h C.DAT_SRQ_HANDLE, n C.DAT_COUNT) (ret C.DAT_RETURN) {
+func go_dat_srq_resize(h C.godat_handle, n C.DAT_COUNT) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_srq_resize")
 	s, err := srqOf(h)
 	if err != nil {
@@ -105,7 +105,7 @@ func go_dat_srq_resize(h C.DAT_SRQ_HANDLE, n C.DAT_COUNT) (ret C.DAT_RETURN) {
 }
 
 //export go_dat_srq_set_lw
-func go_dat_srq_set_lw(h C.DAT_SRQ_HANDLE, n C.DAT_COUNT) (ret C.DAT_RETURN) {
+func go_dat_srq_set_lw(h C.godat_handle, n C.DAT_COUNT) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_srq_set_lw")
 	s, err := srqOf(h)
 	if err != nil {

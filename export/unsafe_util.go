@@ -7,8 +7,14 @@ import "C"
 
 import "unsafe"
 
-// uintptrOf is the numeric value of a consumer's handle.
-func uintptrOf(h C.DAT_HANDLE) uintptr { return uintptr(unsafe.Pointer(h)) }
+// handleIn reads a handle out of C memory (a struct field, an in/out
+// parameter) as an integer, without ever holding it in a pointer-typed Go
+// variable (see godat_handle in godat.h).
+func handleIn[T any](p *T) C.godat_handle { return *(*C.godat_handle)(unsafe.Pointer(p)) }
+
+// handleOut writes a handle value that may not be a real address (the EVD
+// sentinels) into C memory, for the same reason.
+func handleOut[T any](p *T, h C.godat_handle) { *(*C.godat_handle)(unsafe.Pointer(p)) = h }
 
 // ptrOf erases the type of a pointer into C memory.
 func ptrOf[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }
