@@ -19,7 +19,7 @@ HEADERS := $(wildcard include/dat/*.h)
 # pkg-config, as a consumer would, and the repository's dat.conf.
 TESTENV := PKG_CONFIG_PATH=$(CURDIR)/$(PCDIR) DAT_OVERRIDE=$(CURDIR)/dat.conf
 
-.PHONY: all check install example clean gotest ctest abi headers symbols installcheck coverage
+.PHONY: all check install example clean gotest ctest abi headers symbols installcheck coverage sanitize
 
 # Paths under the prefix are written as ${prefix}/... in dat.pc, so that
 # pkg-config --define-prefix can relocate a staged (DESTDIR) install.
@@ -46,7 +46,7 @@ $(PCDIR)/dat.pc: pkgconfig/dat.pc.in
 example: all
 	$(MAKE) -C ctest example TESTENV="$(TESTENV)"
 
-check: all gotest abi headers symbols ctest installcheck
+check: all gotest abi headers symbols ctest coverage sanitize installcheck
 
 gotest:
 	$(GO) vet ./core/... ./rdma/... ./ctest/...
@@ -65,6 +65,26 @@ symbols: $(LIB)
 
 ctest: all
 	$(MAKE) -C ctest check TESTENV="$(TESTENV)"
+
+# The C suite against an ASan build of libdat (Go code instrumented too):
+# invalid accesses and leaks of C memory fail.
+ASAN := $(B)/asan
+$(ASAN)/lib/libdat.so.$(VERSION): $(GOSRC) $(HEADERS)
+	@mkdir -p $(ASAN)/lib
+	$(GO) build -asan -buildmode=c-shared -trimpath -o $@ \
+		-ldflags "-X main.sysconfdir=$(SYSCONFDIR) -extldflags '-Wl,--version-script=$(CURDIR)/export/libdat.map -Wl,-soname,libdat.so.1'" \
+		./export
+	@rm -f $(ASAN)/lib/libdat.h
+	ln -sf libdat.so.$(VERSION) $(ASAN)/lib/libdat.so.1
+	ln -sf libdat.so.1 $(ASAN)/lib/libdat.so
+
+$(ASAN)/pkgconfig/dat.pc: pkgconfig/dat.pc.in
+	@mkdir -p $(ASAN)/pkgconfig
+	sed -e 's|@PREFIX@|$(CURDIR)|' -e 's|@LIBDIR@|$(CURDIR)/$(ASAN)/lib|' \
+	    -e 's|@INCLUDEDIR@|$(CURDIR)/include|' -e 's|@SYSCONFDIR@|$(CURDIR)|' $< > $@
+
+sanitize: $(ASAN)/lib/libdat.so.$(VERSION) $(ASAN)/pkgconfig/dat.pc
+	ctest/sanitize.sh $(CURDIR)
 
 # Every man page return value maps to a C test case (ctest/COVERAGE.md).
 coverage:
