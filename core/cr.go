@@ -30,7 +30,10 @@ func (ia *IA) newCR(sp Obj, evd *EVD, ep *EP, req rdma.ConnRequest) bool {
 		return false
 	}
 	ia.mu.Lock()
-	if ia.closed.Load() {
+	if ia.closed.Load() || !spLiveLocked(sp) {
+		// Nobody can answer it (the IA or service point went away while
+		// it arrived): refuse it now rather than leave the active side
+		// to its connect timeout.
 		ia.mu.Unlock()
 		req.Reject()
 		return false
@@ -45,6 +48,18 @@ func (ia *IA) newCR(sp Obj, evd *EVD, ep *EP, req rdma.ConnRequest) bool {
 	ia.mu.Unlock()
 	evd.push(&Event{Number: EventConnectionRequest, SP: sp, CR: cr, ConnQual: spQual(sp, req), notify: true})
 	return true
+}
+
+// spLiveLocked reports whether a service point still takes requests; ia.mu
+// is held.
+func spLiveLocked(sp Obj) bool {
+	switch p := sp.(type) {
+	case *PSP:
+		return !p.dead
+	case *RSP:
+		return !p.dead
+	}
+	return false
 }
 
 // refuse turns a request away without a peer verdict where the transport
@@ -144,6 +159,7 @@ func (cr *CR) Accept(ep *EP, private []byte) error {
 	ep.state = EPCompletionPending
 	ep.remote = cr.req.RemoteAddr()
 	ep.connQual = uint64(ep.remote.Port()) // the active side's port qualifier
+	ep.passive, ep.lisQual = true, spQual(cr.sp, cr.req)
 	ep.mu.Unlock()
 	cr.destroyLocked()
 	cr.ia.mu.Unlock()

@@ -26,6 +26,8 @@ type EP struct {
 	state    EPState
 	remote   netip.AddrPort
 	connQual uint64 // remote qualifier: the one dialled, or the active peer's port
+	passive  bool   // the connection was accepted on this EP
+	lisQual  uint64 // the qualifier a passive EP's request came in on
 	private  []byte // the peer's private data, valid while connected
 	cr       *CR    // the pending request this EP is accepting
 	rsp      *RSP   // the reserved service point holding this EP
@@ -59,14 +61,34 @@ func wmThreshold(v int) int32 {
 	return int32(v)
 }
 
-// epSink turns transport completions into DTO events on the EP's EVD.
+// epSink turns the transport's completions of one work queue (receives, or
+// requests) into DTO events on the EP's EVD. The transport is asked for a
+// completion of every request and pushes them in post order; the sink
+// matches each to the flags it was posted with, so suppression and per-post
+// notification control are decided here, the same way for every backend.
 type epSink struct {
-	ep   *EP
-	evd  *EVD
-	recv bool
+	ep            *EP
+	evd           *EVD
+	recv          bool
+	solicitedOnly atomic.Bool // receive stream in solicited wait mode
+	posted        wrQueue     // the queue's requests (not an SRQ's receives)
 }
 
 func (s *epSink) PushCompletion(c *rdma.Completion) {
+	var flags CompletionFlags
+	if !s.recv || s.ep.srq == nil {
+		var ok bool
+		if flags, ok = s.posted.pop(c.Cookie); !ok {
+			Logf(LevelWarn, "EP %#x: completion of cookie %#x out of post order", s.ep.Handle(), c.Cookie)
+			flags = 0
+		}
+	}
+	s.complete(c.Cookie, DTOStatus(c.Status), c.Length, c.Solicited, flags)
+}
+
+// complete turns one completion into an event unless its success was
+// suppressed, and keeps the receive accounting.
+func (s *epSink) complete(cookie uint64, status DTOStatus, length uint64, solicited bool, flags CompletionFlags) {
 	ep := s.ep
 	var srq *SRQ
 	held := false
@@ -82,19 +104,21 @@ func (s *epSink) PushCompletion(c *rdma.Completion) {
 			}
 			return
 		}
-		if c.Status != rdma.StatusFlushed {
+		if status != DTOFlushed {
 			// A message consumed this buffer: it is at the EP until the
 			// consumer dequeues the completion.
 			held = true
 			ep.tookBuffer(ep.held.Add(1))
 		}
-	} else if s.evd == nil {
+	} else if s.evd == nil || status == DTOSuccess && flags&CompletionSuppress != 0 {
 		return
 	}
-	ev := Event{Number: EventDTOCompletion, EP: ep, Cookie: c.Cookie, Length: c.Length,
-		Status: DTOStatus(c.Status), notify: true, srq: srq, held: held}
-	if s.recv && s.ep.attr.RecvCompletionFlags&CompletionSolicitedWait != 0 &&
-		!c.Solicited && c.Status == rdma.StatusSuccess {
+	ev := Event{Number: EventDTOCompletion, EP: ep, Cookie: cookie, Length: length,
+		Status: status, notify: true, srq: srq, held: held}
+	switch {
+	case flags&CompletionUnsignalled != 0:
+		ev.notify = false
+	case s.recv && s.solicitedOnly.Load() && !solicited && status == DTOSuccess:
 		ev.notify = false
 	}
 	s.evd.push(&ev)
@@ -158,11 +182,12 @@ func (ia *IA) CreateEP(cfg EPConfig) (*EP, error) {
 		ep.softArm.Store(wmThreshold(attr.SRQSoftHW))
 	}
 	ep.hardWM.Store(wmOff)
-	ep.recvSink = epSink{ep: ep, evd: cfg.RecvEVD, recv: true}
-	ep.reqSink = epSink{ep: ep, evd: cfg.ReqEVD}
+	ep.recvSink = epSink{ep: ep, evd: cfg.RecvEVD, recv: true, posted: newWRQueue(ia.recvDepth(attr))}
+	ep.reqSink = epSink{ep: ep, evd: cfg.ReqEVD, posted: newWRQueue(attr.MaxRequestDTOs)}
+	ep.recvSink.solicitedOnly.Store(attr.RecvCompletionFlags&CompletionSolicitedWait != 0)
 	qcfg := rdma.QPConfig{
 		PD: cfg.PZ.id, SendCQ: &ep.reqSink, RecvCQ: &ep.recvSink, Conn: ep,
-		MaxSend: attr.MaxRequestDTOs, MaxRecv: attr.MaxRecvDTOs,
+		MaxSend: attr.MaxRequestDTOs, MaxRecv: ia.recvDepth(attr),
 		MaxSendSGE: max(attr.MaxRequestIOV, attr.MaxRDMAReadIOV, attr.MaxRDMAWriteIOV), MaxRecvSGE: attr.MaxRecvIOV,
 		MaxReadsOut: attr.MaxRDMAReadOut, MaxReadsIn: attr.MaxRDMAReadIn,
 	}
@@ -196,6 +221,15 @@ func (ia *IA) CreateEP(cfg EPConfig) (*EP, error) {
 	return ep, nil
 }
 
+// recvDepth is the depth of an EP's own receive queue: max_recv_dtos, or
+// the default when the attributes leave it 0.
+func (ia *IA) recvDepth(attr EPAttr) int {
+	if attr.MaxRecvDTOs > 0 {
+		return attr.MaxRecvDTOs
+	}
+	return ia.DefaultEPAttr().MaxRecvDTOs
+}
+
 // IA is the EP's interface adapter.
 func (ep *EP) IA() *IA { return ep.ia }
 
@@ -203,7 +237,7 @@ func (ep *EP) IA() *IA { return ep.ia }
 type EPParams struct {
 	State                    EPState
 	LocalAddr, RemoteAddr    netip.AddrPort
-	RemoteQual               uint64
+	LocalQual, RemoteQual    uint64
 	PZ                       *PZ
 	RecvEVD, ReqEVD, ConnEVD *EVD
 	SRQ                      *SRQ
@@ -226,6 +260,11 @@ func (ep *EP) Query() (EPParams, error) {
 			p.LocalAddr = l
 		}
 	}
+	p.LocalQual = uint64(p.LocalAddr.Port())
+	if ep.passive {
+		// The address's port is 16 bits; the qualifier is 64.
+		p.LocalQual = ep.lisQual
+	}
 	return p, nil
 }
 
@@ -237,7 +276,6 @@ type EPStatus struct {
 }
 
 // Status reports the state and whether DTOs are in flight (dat_ep_get_status).
-// A transport that cannot tell reports both queues busy.
 func (ep *EP) Status() (EPStatus, error) {
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
@@ -247,6 +285,11 @@ func (ep *EP) Status() (EPStatus, error) {
 	st := EPStatus{State: ep.state}
 	if r, ok := ep.qp.(rdma.IdleReporter); ok {
 		st.RecvIdle, st.ReqIdle = r.Idle()
+	} else {
+		// Every request and own receive is outstanding from its post
+		// until the transport hands over its completion.
+		st.RecvIdle = ep.srq != nil || ep.recvSink.posted.idle()
+		st.ReqIdle = ep.reqSink.posted.idle()
 	}
 	return st, nil
 }
@@ -323,6 +366,7 @@ func (ep *EP) Modify(attr EPAttr, h EPHandles) error {
 	rearm := ep.srq != nil && attr.SRQSoftHW != ep.attr.SRQSoftHW
 	ep.notifyControl(ep.attr, -1) // on the old EVDs, before the swap below
 	ep.attr = attr
+	ep.recvSink.solicitedOnly.Store(attr.RecvCompletionFlags&CompletionSolicitedWait != 0)
 	if rearm {
 		// A new srq_soft_hw is a new setting of the soft watermark.
 		ep.softArm.Store(wmThreshold(attr.SRQSoftHW))
@@ -355,9 +399,13 @@ func (ep *EP) reconfigureLocked(attr EPAttr, pz *PZ) error {
 		}
 		return nil
 	}
-	err := r.Reconfigure(pz.id, attr.MaxRequestDTOs, attr.MaxRecvDTOs, sendSGE, attr.MaxRecvIOV)
+	err := r.Reconfigure(pz.id, attr.MaxRequestDTOs, ep.ia.recvDepth(attr), sendSGE, attr.MaxRecvIOV)
 	switch {
 	case err == nil:
+		// No completion is pushed in the states dat_ep_modify allows, so
+		// the queues of outstanding requests can be resized in place.
+		ep.reqSink.posted.resize(attr.MaxRequestDTOs)
+		ep.recvSink.posted.resize(ep.ia.recvDepth(attr))
 		return nil
 	case errors.Is(err, rdma.ErrInvalid):
 		return ErrArg(3) // e.g. fewer receives allowed than are posted

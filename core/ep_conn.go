@@ -170,5 +170,6 @@ func (ep *EP) Reset() error {
 	ep.state = EPUnconnected
 	ep.private = nil
 	ep.remote, ep.connQual = netip.AddrPort{}, 0
+	ep.passive, ep.lisQual = false, 0
 	return nil
 }

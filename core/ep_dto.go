@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"sync/atomic"
 
 	"godat/rdma"
 )
@@ -39,16 +40,16 @@ func (ep *EP) checkPostStateLocked() error {
 }
 
 // flush completes a request posted on a disconnected EP at once with
-// DAT_DTO_ERR_FLUSHED, as the post pages require.
-func (ep *EP) flush(sink *epSink, cookie uint64) {
-	sink.PushCompletion(&rdma.Completion{Status: rdma.StatusFlushed, Cookie: cookie, QP: ep.qp})
+// DAT_DTO_ERR_FLUSHED, as the post pages require. It never went to the
+// transport, so it is not in the sink's queue of outstanding requests.
+func (ep *EP) flush(sink *epSink, cookie uint64, flags CompletionFlags) {
+	sink.complete(cookie, DTOFlushed, 0, false, flags)
 }
 
+// sendFlags are the transport flags of a request. Every request is
+// signalled: suppression is the sink's business (see epSink).
 func sendFlags(f CompletionFlags) rdma.SendFlags {
-	var s rdma.SendFlags
-	if f&CompletionSuppress == 0 {
-		s |= rdma.SendSignaled
-	}
+	s := rdma.SendSignaled
 	if f&CompletionSolicitedWait != 0 {
 		s |= rdma.SendSolicited
 	}
@@ -152,8 +153,14 @@ func (ep *EP) postRequest(op rdma.Op, segs []Segment, cookie uint64, remote *Rem
 	}
 	if ep.state == EPDisconnected {
 		ep.mu.Unlock()
-		ep.flush(&ep.reqSink, cookie)
+		ep.flush(&ep.reqSink, cookie, flags)
 		return nil
+	}
+	// Recorded before the post: its completion may be pushed before
+	// PostSend returns.
+	if !ep.reqSink.posted.push(cookie, flags) {
+		ep.mu.Unlock()
+		return E(KindInsufficientResources, SubResourceTEP)
 	}
 	wr := &ep.wr
 	*wr = rdma.SendWR{Op: op, Cookie: cookie, SGL: sgl, Flags: sendFlags(flags)}
@@ -161,7 +168,16 @@ func (ep *EP) postRequest(op rdma.Op, segs []Segment, cookie uint64, remote *Rem
 		wr.RemoteAddr, wr.RKey = remote.Addr, remote.RMRContext
 	}
 	err = ep.qp.PostSend(wr)
+	if err != nil {
+		ep.reqSink.posted.unpush()
+	}
 	ep.mu.Unlock()
+	if errors.Is(err, rdma.ErrState) {
+		// The connection ended and its event is on its way: the EP is
+		// disconnected in all but name, and a post there is flushed.
+		ep.flush(&ep.reqSink, cookie, flags)
+		return nil
+	}
 	return postError(err, op == rdma.OpRead)
 }
 
@@ -201,12 +217,17 @@ func (ep *EP) PostRecv(segs []Segment, cookie uint64, flags CompletionFlags) err
 	if err != nil {
 		return err
 	}
+	// Receives always complete: only the notification flag applies.
+	flags &= CompletionUnsignalled
 	if ep.state == EPDisconnected {
 		// Accepted and flushed at once, as for the request posts; the
 		// flush's completion counts it out again.
 		ep.rqPosted.Add(1)
-		ep.flush(&ep.recvSink, cookie)
+		ep.flush(&ep.recvSink, cookie, flags)
 		return nil
+	}
+	if !ep.recvSink.posted.push(cookie, flags) {
+		return E(KindInsufficientResources, SubResourceTEP)
 	}
 	ep.rwr = rdma.RecvWR{Cookie: cookie, SGL: sgl}
 	// Counted before the post: its completion may be pushed before
@@ -215,6 +236,86 @@ func (ep *EP) PostRecv(segs []Segment, cookie uint64, flags CompletionFlags) err
 	err = ep.qp.PostRecv(&ep.rwr)
 	if err != nil {
 		ep.rqPosted.Add(-1)
+		ep.recvSink.posted.unpush()
 	}
 	return postError(err, true)
 }
+
+// wrQueue is a work queue's outstanding requests in post order: one
+// producer (the poster, under ep.mu) and one consumer (the transport, which
+// pushes a queue's completions one at a time, in post order; see
+// rdma.CompletionSink).
+type wrQueue struct {
+	ents       []wrEnt
+	head, tail atomic.Uint64
+}
+
+type wrEnt struct {
+	cookie uint64
+	flags  CompletionFlags
+}
+
+// newWRQueue tracks a queue of depth requests, the depth the transport's
+// queue was given, so the transport refuses a post before this queue does.
+func newWRQueue(depth int) wrQueue {
+	return wrQueue{ents: make([]wrEnt, pow2(depth))}
+}
+
+func pow2(n int) int {
+	p := 1
+	for p < n {
+		p <<= 1
+	}
+	return p
+}
+
+// resize gives the queue room for depth requests, keeping the outstanding
+// ones; no completion may be pushed meanwhile (the caller holds ep.mu in a
+// state without traffic).
+func (q *wrQueue) resize(depth int) {
+	n := pow2(depth)
+	if n == len(q.ents) {
+		return
+	}
+	h, t := q.head.Load(), q.tail.Load()
+	if t-h > uint64(n) {
+		return // the transport refused a queue this short
+	}
+	ents := make([]wrEnt, n)
+	for i := h; i < t; i++ {
+		ents[i-h] = q.ents[i&uint64(len(q.ents)-1)]
+	}
+	q.ents = ents
+	q.head.Store(0)
+	q.tail.Store(t - h)
+}
+
+// push records a request about to be posted; false when the queue is full.
+func (q *wrQueue) push(cookie uint64, flags CompletionFlags) bool {
+	t := q.tail.Load()
+	if t-q.head.Load() >= uint64(len(q.ents)) {
+		return false
+	}
+	q.ents[t&uint64(len(q.ents)-1)] = wrEnt{cookie, flags}
+	q.tail.Store(t + 1)
+	return true
+}
+
+// unpush forgets the last request pushed: the transport refused it, so no
+// completion will come for it.
+func (q *wrQueue) unpush() { q.tail.Add(^uint64(0)) }
+
+// pop takes the oldest request; ok is false when there was none or it does
+// not carry cookie (a transport that broke the ordering rule).
+func (q *wrQueue) pop(cookie uint64) (CompletionFlags, bool) {
+	h := q.head.Load()
+	if h == q.tail.Load() {
+		return 0, false
+	}
+	e := q.ents[h&uint64(len(q.ents)-1)]
+	q.head.Store(h + 1)
+	return e.flags, e.cookie == cookie
+}
+
+// idle reports that no request is outstanding.
+func (q *wrQueue) idle() bool { return q.head.Load() == q.tail.Load() }

@@ -216,16 +216,24 @@ func (ia *IA) Close(graceful bool) error {
 
 	// Waiters return DAT_ABORT or a null EVD once they see closed.
 	ia.doorbell.Ring()
-	ia.destroyAll()
+	pending := ia.destroyAll()
+	// Requests nobody answered are refused, so that their active sides
+	// learn it now rather than when their connect times out.
+	for _, req := range pending {
+		req.Reject()
+	}
 	ia.handles.Release(ia)
 	return ia.dev.Close()
 }
 
-// destroyAll frees every object, children before parents.
-func (ia *IA) destroyAll() {
+// destroyAll frees every object, children before parents, and returns the
+// connection requests that were still pending.
+func (ia *IA) destroyAll() []rdma.ConnRequest {
 	ia.mu.Lock()
 	defer ia.mu.Unlock()
+	pending := make([]rdma.ConnRequest, 0, len(ia.crs))
 	for cr := range ia.crs {
+		pending = append(pending, cr.req)
 		cr.destroyLocked()
 	}
 	for rsp := range ia.rsps {
@@ -257,6 +265,7 @@ func (ia *IA) destroyAll() {
 	for cno := range ia.cnos {
 		cno.destroyLocked()
 	}
+	return pending
 }
 
 // CreateEVD creates an event dispatcher (dat_evd_create).

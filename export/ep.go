@@ -141,7 +141,7 @@ func go_dat_ep_query(h C.godat_handle, mask C.DAT_EP_PARAM_MASK, out *C.DAT_EP_P
 		v.local_ia_address_ptr = putSockaddr(unsafe.Add(m, cmemLocalAddr), p.LocalAddr)
 		v.remote_ia_address_ptr = putSockaddr(unsafe.Add(m, cmemRemoteAddr), p.RemoteAddr)
 	}
-	v.local_port_qual = C.DAT_PORT_QUAL(p.LocalAddr.Port())
+	v.local_port_qual = C.DAT_PORT_QUAL(p.LocalQual)
 	v.remote_port_qual = C.DAT_PORT_QUAL(p.RemoteQual)
 	v.pz_handle = handleOf(p.PZ)
 	v.recv_evd_handle = handleOf(p.RecvEVD)

@@ -102,6 +102,11 @@ type Completion struct {
 }
 
 // CompletionSink receives completions; core implements it (an EVD).
+//
+// For each queue (a QP's send queue, its own receive queue) the backend
+// pushes completions one at a time and in post order: exactly one for every
+// request posted with SendSignaled or that fails, and one for every receive.
+// Core relies on this to match a completion to the request it belongs to.
 type CompletionSink interface {
 	PushCompletion(c *Completion)
 }

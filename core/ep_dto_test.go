@@ -1,0 +1,215 @@
+package core
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"godat/rdma"
+)
+
+func dequeueDTO(t *testing.T, e *EVD) Event {
+	t.Helper()
+	var ev Event
+	require.NoError(t, e.Dequeue(&ev))
+	require.Equal(t, EventDTOCompletion, ev.Number)
+	return ev
+}
+
+func requireEmpty(t *testing.T, e *EVD) {
+	t.Helper()
+	var ev Event
+	require.ErrorIs(t, e.Dequeue(&ev), ErrQueueEmpty, "unexpected event %+v", ev)
+}
+
+// A suppressed request makes no event when it succeeds and an event when
+// it fails; the transport is asked to signal every request either way.
+func TestSuppressedCompletion(t *testing.T) {
+	f := newFixture(t, nil)
+	defer f.close(t)
+	f.connect(t)
+
+	require.NoError(t, f.ep.PostRDMAWrite(seg1, 7, &RemoteSegment{RMRContext: 9, Addr: 1, Length: 64}, CompletionSuppress))
+	require.NoError(t, f.ep.PostSend(seg1, 8, 0))
+	require.True(t, f.qp.completeSend(t, rdma.StatusSuccess, 64), "suppressed requests must still be signalled to the transport")
+	require.True(t, f.qp.completeSend(t, rdma.StatusSuccess, 64))
+	ev := dequeueDTO(t, f.evd)
+	assert.Equal(t, uint64(8), ev.Cookie, "the suppressed write must not complete visibly")
+	assert.Equal(t, uint64(64), ev.Length)
+	assert.Same(t, f.ep, ev.EP)
+	requireEmpty(t, f.evd)
+
+	require.NoError(t, f.ep.PostSend(seg1, 9, CompletionSuppress))
+	f.qp.completeSend(t, rdma.StatusRemoteAccess, 0)
+	ev = dequeueDTO(t, f.evd)
+	assert.Equal(t, uint64(9), ev.Cookie)
+	assert.Equal(t, DTORemoteAccess, ev.Status, "a failure completes even when suppressed")
+}
+
+// Per-post DAT_COMPLETION_UNSIGNALLED_FLAG needs an EP configured for it;
+// such a completion is queued but does not wake a waiter.
+func TestUnsignalledCompletion(t *testing.T) {
+	f := newFixture(t, nil)
+	f.connect(t)
+	err := f.ep.PostSend(seg1, 1, CompletionUnsignalled)
+	assert.Equal(t, ErrArg(5), err, "unsignalled send on an EP not configured for it")
+	err = f.ep.PostRDMARead(seg1, 1, &RemoteSegment{}, CompletionUnsignalled)
+	assert.Equal(t, ErrArg(6), err)
+	assert.Equal(t, ErrArg(5), f.ep.PostRecv(seg1, 1, CompletionUnsignalled))
+	attr := f.ia.DefaultEPAttr()
+	f.close(t)
+
+	attr.RequestCompletionFlags = CompletionUnsignalled
+	attr.RecvCompletionFlags = CompletionUnsignalled
+	f = newFixture(t, &attr)
+	defer f.close(t)
+	f.connect(t)
+	require.NoError(t, f.ep.PostSend(seg1, 1, CompletionUnsignalled))
+	f.qp.completeSend(t, rdma.StatusSuccess, 64)
+	var ev Event
+	n, err := f.evd.Wait(10*time.Millisecond, 1, &ev)
+	assert.ErrorIs(t, err, ErrTimeout, "an unsignalled completion must not wake the waiter")
+	assert.Equal(t, 1, n, "but it is queued")
+
+	require.NoError(t, f.ep.PostRecv(seg1, 2, CompletionUnsignalled))
+	f.qp.completeRecv(t, rdma.StatusSuccess, 10, false)
+	_, err = f.evd.Wait(0, 1, &ev)
+	assert.ErrorIs(t, err, ErrTimeout)
+
+	require.NoError(t, f.ep.PostSend(seg1, 3, 0))
+	f.qp.completeSend(t, rdma.StatusSuccess, 64)
+	n, err = f.evd.Wait(time.Second, 1, &ev)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), ev.Cookie, "the notification wakes the waiter, who takes the first event")
+	assert.Equal(t, 2, n)
+
+	// With consumer-controlled notification the threshold must be 1.
+	_, err = f.evd.Wait(0, 2, &ev)
+	assert.Equal(t, ErrState(SubStateEVDConfigNotify), err)
+}
+
+// A receive stream in solicited wait mode notifies only for solicited
+// messages and for failures.
+func TestSolicitedWait(t *testing.T) {
+	ia, _, _ := scriptIA(t)
+	attr := ia.DefaultEPAttr()
+	require.NoError(t, ia.Close(true))
+	attr.RecvCompletionFlags = CompletionSolicitedWait
+	f := newFixture(t, &attr)
+	defer f.close(t)
+	f.connect(t)
+	for i := uint64(1); i <= 3; i++ {
+		require.NoError(t, f.ep.PostRecv(seg1, i, 0))
+	}
+	f.qp.completeRecv(t, rdma.StatusSuccess, 5, false)
+	var ev Event
+	_, err := f.evd.Wait(0, 1, &ev)
+	assert.ErrorIs(t, err, ErrTimeout, "an unsolicited message must not wake a solicited waiter")
+	f.qp.completeRecv(t, rdma.StatusSuccess, 5, true)
+	n, err := f.evd.Wait(time.Second, 1, &ev)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), ev.Cookie)
+	assert.Equal(t, 1, n)
+	require.NoError(t, f.evd.Dequeue(&ev))
+	f.qp.completeRecv(t, rdma.StatusLocalLength, 0, false)
+	_, err = f.evd.Wait(time.Second, 1, &ev)
+	require.NoError(t, err, "a failed receive notifies")
+	assert.Equal(t, DTOLocalLength, ev.Status)
+
+	// The send side asks the transport for a solicited send.
+	require.NoError(t, f.ep.PostSend(seg1, 4, CompletionSolicitedWait|CompletionBarrierFence))
+	require.Len(t, f.qp.sends, 1)
+	assert.Equal(t, rdma.SendSignaled|rdma.SendSolicited|rdma.SendFence, f.qp.sends[0].flags)
+}
+
+// dat_ep_get_status reports outstanding receives and requests honestly.
+func TestStatusIdle(t *testing.T) {
+	f := newFixture(t, nil)
+	defer f.close(t)
+	st, err := f.ep.Status()
+	require.NoError(t, err)
+	assert.Equal(t, EPStatus{State: EPUnconnected, RecvIdle: true, ReqIdle: true}, st)
+
+	require.NoError(t, f.ep.PostRecv(seg1, 1, 0))
+	st, _ = f.ep.Status()
+	assert.False(t, st.RecvIdle, "a receive posted before the connection is outstanding")
+	assert.True(t, st.ReqIdle)
+
+	f.connect(t)
+	require.NoError(t, f.ep.PostSend(seg1, 2, CompletionSuppress))
+	st, _ = f.ep.Status()
+	assert.Equal(t, EPStatus{State: EPConnected, RecvIdle: false, ReqIdle: false}, st)
+	f.qp.completeSend(t, rdma.StatusSuccess, 64)
+	st, _ = f.ep.Status()
+	assert.True(t, st.ReqIdle, "a suppressed request is done once the transport completed it")
+	f.qp.completeRecv(t, rdma.StatusSuccess, 64, false)
+	st, _ = f.ep.Status()
+	assert.True(t, st.RecvIdle)
+}
+
+// Posts on a disconnected EP are flushed at once; so are posts that race
+// with the end of the connection (the transport already refuses them).
+func TestPostsFlushedWhenDisconnected(t *testing.T) {
+	f := newFixture(t, nil)
+	defer f.close(t)
+	f.connect(t)
+	require.NoError(t, f.ep.PostRecv(seg1, 1, 0))
+	require.NoError(t, f.ep.PostSend(seg1, 2, 0))
+
+	// The connection ended in the transport; its event is not delivered yet.
+	f.qp.end(rdma.ConnBroken, false)
+	assert.Equal(t, uint64(2), dequeueDTO(t, f.evd).Cookie)
+	assert.Equal(t, uint64(1), dequeueDTO(t, f.evd).Cookie)
+	require.NoError(t, f.ep.PostSend(seg1, 3, 0))
+	ev := dequeueDTO(t, f.evd)
+	assert.Equal(t, uint64(3), ev.Cookie)
+	assert.Equal(t, DTOFlushed, ev.Status)
+	st, _ := f.ep.Status()
+	assert.True(t, st.ReqIdle)
+
+	f.ep.ConnEvent(f.qp, rdma.ConnEvent{Kind: rdma.ConnBroken})
+	var cev Event
+	require.NoError(t, f.evd.Dequeue(&cev))
+	assert.Equal(t, EventConnBroken, cev.Number)
+	assert.Same(t, f.ep, cev.EP)
+
+	require.NoError(t, f.ep.PostRecv(seg1, 4, 0))
+	ev = dequeueDTO(t, f.evd)
+	assert.Equal(t, uint64(4), ev.Cookie)
+	assert.Equal(t, DTOFlushed, ev.Status, "a receive posted on a disconnected EP is flushed at once")
+	require.NoError(t, f.ep.PostRDMARead(seg1, 5, &RemoteSegment{}, CompletionSuppress))
+	ev = dequeueDTO(t, f.evd)
+	assert.Equal(t, DTOFlushed, ev.Status, "a flush is a failure, suppressed or not")
+	requireEmpty(t, f.evd)
+
+	require.NoError(t, f.ep.Reset())
+	require.NoError(t, f.ep.PostRecv(seg1, 6, 0))
+	requireEmpty(t, f.evd) // unconnected again: the receive waits
+}
+
+// The passive side's EP reports the full 64-bit qualifier it was reached on.
+func TestPassiveLocalQualifier(t *testing.T) {
+	f := newFixture(t, nil)
+	defer f.close(t)
+	cr, err := f.ia.CreateEVD(4, EVDCR, nil)
+	require.NoError(t, err)
+	const q = 0xAFFAB1E00000001
+	_, _, err = f.ia.CreatePSP(q, false, cr, PSPConsumer)
+	require.NoError(t, err)
+	req := f.dev.request(t, q, []byte("pd"))
+	var ev Event
+	require.NoError(t, cr.Dequeue(&ev))
+	require.Equal(t, EventConnectionRequest, ev.Number)
+	p, err := ev.CR.Query()
+	require.NoError(t, err)
+	assert.Equal(t, []byte("pd"), p.PrivateData)
+	require.NoError(t, ev.CR.Accept(f.ep, nil))
+	require.Same(t, f.qp, req.accepted)
+	f.qp.establish(nil)
+	ep, err := f.ep.Query()
+	require.NoError(t, err)
+	assert.Equal(t, EPConnected, ep.State)
+	assert.Equal(t, uint64(q), ep.LocalQual)
+}

@@ -1,0 +1,121 @@
+package core
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"godat/rdma"
+)
+
+// An abrupt close refuses the connection requests nobody answered, so the
+// active side learns it at once instead of waiting out its timeout.
+func TestAbruptCloseRejectsPendingRequests(t *testing.T) {
+	ia, dev, h := scriptIA(t)
+	cr, err := ia.CreateEVD(4, EVDCR, nil)
+	require.NoError(t, err)
+	_, q, err := ia.CreatePSP(0, true, cr, PSPConsumer)
+	require.NoError(t, err)
+	pending := dev.request(t, q, nil)
+	answered := dev.request(t, q, nil)
+	var ev Event
+	require.NoError(t, cr.Dequeue(&ev))
+	require.NoError(t, cr.Dequeue(&ev))
+	require.NoError(t, ev.CR.Reject())
+	assert.Equal(t, 1, answered.rejects()+pending.rejects())
+
+	require.ErrorIs(t, ia.Close(true), ErrState(SubStateIAInUse), "graceful close with objects")
+	require.NoError(t, ia.Close(false))
+	assert.Equal(t, 1, pending.rejects(), "the pending request is refused by the abrupt close")
+	assert.Equal(t, 1, answered.rejects(), "an answered request is not answered twice")
+	assert.Zero(t, h.count())
+	assert.True(t, dev.closed)
+}
+
+// A request that reaches a freed PSP (the transport's listener races with
+// the free) is refused, not left pending.
+func TestRequestOnFreedPSPRefused(t *testing.T) {
+	ia, dev, _ := scriptIA(t)
+	defer ia.Close(false)
+	cr, err := ia.CreateEVD(4, EVDCR, nil)
+	require.NoError(t, err)
+	p, q, err := ia.CreatePSP(0, true, cr, PSPConsumer)
+	require.NoError(t, err)
+	dev.mu.Lock()
+	l := dev.lis[q]
+	dev.mu.Unlock()
+	require.NoError(t, p.Free())
+	req := &scriptReq{qual: q}
+	l.h.ConnRequest(req)
+	assert.Equal(t, 1, req.rejects())
+	var ev Event
+	assert.ErrorIs(t, cr.Dequeue(&ev), ErrQueueEmpty)
+}
+
+// An EVD overflow raised from a transport callback must not need ia.mu:
+// an abrupt close holds it while it destroys transport objects, which wait
+// for the transport's locks that the callback holds.
+func TestOverflowDoesNotTakeIALock(t *testing.T) {
+	f := newFixture(t, nil)
+	defer f.close(t)
+	small, err := f.ia.CreateEVD(1, EVDDTO, nil)
+	require.NoError(t, err)
+	f.ia.mu.Lock()
+	done := make(chan struct{})
+	go func() {
+		small.push(&Event{Number: EventDTOCompletion, notify: true})
+		small.push(&Event{Number: EventDTOCompletion, notify: true})
+		close(done)
+	}()
+	blocked := false
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		blocked = true
+	}
+	f.ia.mu.Unlock()
+	<-done
+	require.False(t, blocked, "an overflowing push blocked on ia.mu")
+	var ev Event
+	require.NoError(t, f.ia.AsyncEVD().Dequeue(&ev))
+	assert.Equal(t, EventAsyncEVDOverflow, ev.Number)
+	assert.Same(t, small, ev.Target)
+	// Completions are never dropped: both are there.
+	require.NoError(t, small.Dequeue(&ev))
+	require.NoError(t, small.Dequeue(&ev))
+}
+
+// EVD waits: timeouts 0 and finite expire on an empty EVD, and dequeue
+// reports an empty queue.
+func TestEVDTimeouts(t *testing.T) {
+	ia, _, _ := scriptIA(t)
+	defer ia.Close(false)
+	e, err := ia.CreateEVD(4, EVDSoftware, nil)
+	require.NoError(t, err)
+	var ev Event
+	n, err := e.Wait(0, 1, &ev)
+	assert.ErrorIs(t, err, ErrTimeout)
+	assert.Zero(t, n)
+	start := time.Now()
+	_, err = e.Wait(20*time.Millisecond, 1, &ev)
+	assert.ErrorIs(t, err, ErrTimeout)
+	assert.GreaterOrEqual(t, time.Since(start), 20*time.Millisecond)
+	assert.ErrorIs(t, e.Dequeue(&ev), ErrQueueEmpty)
+	_, err = e.Wait(0, 5, &ev)
+	assert.Equal(t, ErrArg(3), err, "threshold above the queue length")
+}
+
+// The transport's rule that completions come in post order is checked:
+// a completion that does not match the oldest request is still delivered.
+func TestCompletionOutOfOrderDelivered(t *testing.T) {
+	f := newFixture(t, nil)
+	defer f.close(t)
+	f.connect(t)
+	require.NoError(t, f.ep.PostSend(seg1, 1, 0))
+	f.qp.mu.Lock()
+	f.qp.pushLocked(f.qp.cfg.SendCQ, rdma.OpSend, 99, rdma.StatusSuccess, 1, false)
+	f.qp.mu.Unlock()
+	assert.Equal(t, uint64(99), dequeueDTO(t, f.evd).Cookie)
+}
