@@ -53,11 +53,15 @@ type EVD struct {
 	sleepers atomic.Int32
 }
 
+// The ring starts at most this big and doubles when a push finds it full,
+// so that an EVD of the largest queue length costs memory only when used.
+const (
+	evdMinRing  = 16
+	evdInitRing = 1024
+)
+
 func newEVD(ia *IA, qlen int, flags EVDFlags, cno *CNO) *EVD {
-	n := qlen
-	if n < 16 {
-		n = 16
-	}
+	n := min(max(qlen, evdMinRing), evdInitRing)
 	e := &EVD{ia: ia, flags: flags, ring: make([]Event, n), qlen: qlen, enabled: true, waitable: true, cno: cno}
 	e.kind = TypeEVD
 	return e
@@ -350,7 +354,7 @@ func (e *EVD) Resize(qlen int) error {
 	if e.count > qlen {
 		return ErrState(SubNone)
 	}
-	if qlen > len(e.ring) {
+	if qlen > len(e.ring) && qlen <= evdInitRing {
 		e.grow(qlen)
 	}
 	e.qlen = qlen
