@@ -129,11 +129,16 @@ func (r *RMR) Bind(seg Segment, priv MemPriv, ep *EP, cookie uint64, flags Compl
 		// cover the remote ones (the transport wants local write under
 		// remote write).
 		access := priv.access() | (l.priv & (PrivLocalRead | PrivLocalWrite)).access()
+		if st == EPDisconnected {
+			return r.flushBindLocked(evd, cookie, flags)
+		}
 		var err error
 		if mr, err = ia.dev.RegisterMR(r.pz.id, seg.Addr, seg.Length, access); err != nil {
 			ia.mu.Unlock()
 			return 0, mapTransportError(err)
 		}
+	} else if st == EPDisconnected {
+		return r.flushBindLocked(evd, cookie, flags)
 	}
 	if r.mr != nil {
 		r.mr.Deregister()
@@ -151,12 +156,24 @@ func (r *RMR) Bind(seg Segment, priv MemPriv, ep *EP, cookie uint64, flags Compl
 	}
 	ia.mu.Unlock()
 
-	status := DTOSuccess
-	if st == EPDisconnected {
-		status = DTOFlushed
+	if evd != nil && flags&CompletionSuppress == 0 {
+		evd.push(&Event{Number: EventRMRBindCompletion, RMR: r, Cookie: cookie, Status: DTOSuccess,
+			notify: flags&CompletionUnsignalled == 0})
 	}
-	if evd != nil && (flags&CompletionSuppress == 0 || status != DTOSuccess) {
-		evd.push(&Event{Number: EventRMRBindCompletion, RMR: r, Cookie: cookie, Status: status, notify: true})
+	return ctx, nil
+}
+
+// flushBindLocked completes a bind posted on a disconnected EP: flushed at
+// once, as any post there, and binding nothing. It unlocks ia.mu.
+func (r *RMR) flushBindLocked(evd *EVD, cookie uint64, flags CompletionFlags) (uint32, error) {
+	var ctx uint32
+	if r.mr != nil {
+		ctx = r.mr.RKey()
+	}
+	r.ia.mu.Unlock()
+	if evd != nil {
+		evd.push(&Event{Number: EventRMRBindCompletion, RMR: r, Cookie: cookie, Status: DTOFlushed,
+			notify: flags&CompletionUnsignalled == 0})
 	}
 	return ctx, nil
 }
