@@ -101,7 +101,22 @@ func (c *CNO) detach(e *EVD, freed bool) {
 	if wake {
 		c.ia.doorbell.Ring()
 	}
-	c.callAgent(agent, nil)
+	if freed {
+		c.agentDueLocked(agent)
+	} else {
+		c.callAgent(agent, nil)
+	}
+}
+
+// agentDueLocked queues the agent's "unblocked with no EVD" call caused by
+// destroying an object; ia.mu is held. The call that destroyed the object
+// makes it (runDueAgents) before it returns, once its locks are released:
+// after dat_evd_free or dat_ia_close returns no agent runs for them, so
+// the consumer may release the agent's instance data.
+func (c *CNO) agentDueLocked(agent [2]uint64) {
+	if agent[1] != 0 && c.ia.agent != nil {
+		c.ia.agentsDue = append(c.ia.agentsDue, agent)
+	}
 }
 
 // takeAgentLocked removes the agent for one call: dat_cno_create(3DAT),
@@ -243,7 +258,7 @@ func (c *CNO) destroyLocked() {
 		agent = c.takeAgentLocked() // the IA is destroyed: unblock it
 	}
 	c.mu.Unlock()
-	c.callAgent(agent, nil)
+	c.agentDueLocked(agent)
 	c.ia.doorbell.Ring()
 	delete(c.ia.cnos, c)
 	c.ia.handles.Release(c)

@@ -429,18 +429,21 @@ func (e *EVD) use(delta int) {
 func (e *EVD) Free() error {
 	ia := e.ia
 	ia.mu.Lock()
-	defer ia.mu.Unlock()
 	e.mu.Lock()
 	if e.dead {
 		e.mu.Unlock()
+		ia.mu.Unlock()
 		return ErrHandle(SubNone)
 	}
 	if e.users > 0 || e == ia.asyncEVD && !ia.closing {
 		e.mu.Unlock()
+		ia.mu.Unlock()
 		return ErrState(SubStateEVDInUse)
 	}
 	e.mu.Unlock()
 	e.destroyLocked()
+	ia.mu.Unlock()
+	ia.runDueAgents() // the last EVD of a CNO unblocks its agent
 	return nil
 }
 

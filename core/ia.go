@@ -59,6 +59,9 @@ type IA struct {
 	attr     IAAttr
 	handles  Handles
 	agent    AgentFunc
+	// agentsDue are proxy agent calls owed by objects destroyed under
+	// ia.mu (see CNO.agentDueLocked); guarded by ia.mu.
+	agentsDue [][2]uint64
 
 	mu       sync.Mutex
 	closed   atomic.Bool
@@ -222,8 +225,21 @@ func (ia *IA) Close(graceful bool) error {
 	for _, req := range pending {
 		req.Reject()
 	}
+	ia.runDueAgents()
 	ia.handles.Release(ia)
 	return ia.dev.Close()
+}
+
+// runDueAgents makes the proxy agent calls that destroying objects owed,
+// synchronously and with no lock held (an agent may call the library).
+func (ia *IA) runDueAgents() {
+	ia.mu.Lock()
+	due := ia.agentsDue
+	ia.agentsDue = nil
+	ia.mu.Unlock()
+	for _, a := range due {
+		ia.agent(a, nil)
+	}
 }
 
 // destroyAll frees every object, children before parents, and returns the

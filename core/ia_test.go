@@ -1,6 +1,7 @@
 package core
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -118,4 +119,37 @@ func TestCompletionOutOfOrderDelivered(t *testing.T) {
 	f.qp.pushLocked(f.qp.cfg.SendCQ, rdma.OpSend, 99, rdma.StatusSuccess, 1, false)
 	f.qp.mu.Unlock()
 	assert.Equal(t, uint64(99), dequeueDTO(t, f.evd).Cookie)
+}
+
+// The proxy agent calls that destroying objects owes ("unblocked with the
+// NULL handle") are made before dat_ia_close or dat_evd_free returns, so
+// the consumer may release the agent's instance data afterwards.
+func TestAgentsUnblockedBeforeReturn(t *testing.T) {
+	var calls atomic.Int32
+	agent := func([2]uint64, *EVD) { calls.Add(1) }
+	open := func() *IA {
+		ia, err := OpenIA(IAConfig{Name: "s", Device: newScriptDev(), AsyncQLen: 4, Handles: &countHandles{}, Agent: agent})
+		require.NoError(t, err)
+		return ia
+	}
+
+	ia := open()
+	_, err := ia.CreateCNO([2]uint64{1, 2})
+	require.NoError(t, err)
+	c2, err := ia.CreateCNO([2]uint64{3, 4})
+	require.NoError(t, err)
+	_, err = ia.CreateEVD(4, EVDSoftware, c2)
+	require.NoError(t, err)
+	require.NoError(t, ia.Close(false))
+	assert.Equal(t, int32(2), calls.Load(), "both agents ran before the close returned")
+
+	calls.Store(0)
+	ia = open()
+	defer ia.Close(false)
+	c, err := ia.CreateCNO([2]uint64{5, 6})
+	require.NoError(t, err)
+	e, err := ia.CreateEVD(4, EVDSoftware, c)
+	require.NoError(t, err)
+	require.NoError(t, e.Free())
+	assert.Equal(t, int32(1), calls.Load(), "the last EVD's free unblocked the agent before it returned")
 }
