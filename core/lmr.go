@@ -103,7 +103,12 @@ func (ia *IA) CreateLMR(region LMRRegion, length uint64, pz *PZ, priv MemPriv) (
 		if addr == 0 {
 			return nil, LMRInfo{}, ErrArg(3)
 		}
-		if length == 0 || length > ia.attr.MaxLMRBlockSize || addr+length < addr {
+		if length == 0 {
+			// The page lists no code for an empty region; DAT_LENGTH_ERROR
+			// says what is wrong, and is what godat promises for it.
+			return nil, LMRInfo{}, E(KindLengthError, SubNone)
+		}
+		if length > ia.attr.MaxLMRBlockSize || addr+length < addr {
 			return nil, LMRInfo{}, ErrArg(4)
 		}
 		if region.Type == MemSharedVirtual && !sharedMapping(addr, length) {

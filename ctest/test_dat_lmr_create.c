@@ -210,9 +210,9 @@ static void test_lmr_create_insufficient_resources(void **state)
 }
 
 /* DAT_INVALID_PARAMETER: undefined privilege bits (argument 6), a NULL
- * virtual address (argument 3), a zero length or one past
- * max_lmr_block_size (argument 4), and no place for the handle
- * (argument 7). */
+ * virtual address (argument 3), a length past max_lmr_block_size
+ * (argument 4), and no place for the handle (argument 7). A zero length is
+ * DAT_LENGTH_ERROR (test_negative.c). */
 static void test_lmr_create_invalid_parameter(void **state)
 {
 	(void)state;
@@ -226,7 +226,6 @@ static void test_lmr_create_invalid_parameter(void **state)
 	check_ret(lmr_create_va(ia, pz, buf, sizeof buf, 0x40, &l), DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
 	check_ret(lmr_create_va(ia, pz, NULL, sizeof buf, DAT_MEM_PRIV_ALL_FLAG, &l), DAT_INVALID_PARAMETER,
 		  DAT_INVALID_ARG3);
-	check_ret(lmr_create_va(ia, pz, buf, 0, DAT_MEM_PRIV_ALL_FLAG, &l), DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
 	check_ret(lmr_create_va(ia, pz, buf, a.max_lmr_block_size + 1, DAT_MEM_PRIV_ALL_FLAG, &l),
 		  DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
 	check_ret(dat_lmr_create(ia, DAT_MEM_TYPE_VIRTUAL, rd, sizeof buf, pz, DAT_MEM_PRIV_ALL_FLAG, NULL, NULL, NULL,
