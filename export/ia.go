@@ -7,6 +7,7 @@ package main
 import "C"
 
 import (
+	"errors"
 	"net/netip"
 	"path/filepath"
 	"strings"
@@ -31,14 +32,19 @@ func openDevice(e core.RegistryEntry) (rdma.Device, error) {
 		core.Logf(core.LevelWarn, "dat_ia_openv: %s (%s:%d): bad provider parameters: %v", e.IAName, e.File, e.Line, err)
 		return nil, core.ErrNameNotRegistered
 	}
-	switch params["transport"] {
-	case "", "shm", "auto":
-		return soft.Open(params)
-	case "tcp":
-		return nil, core.ErrNotImplemented
+	dev, err := soft.Open(params)
+	switch {
+	case err == nil:
+		return dev, nil
+	case errors.Is(err, rdma.ErrInvalid):
+		// A parameter the provider cannot use (unknown transport, an
+		// address or interface this host does not have): the entry names
+		// no IA that can be opened here.
+		core.Logf(core.LevelWarn, "dat_ia_openv: %s (%s:%d): %v", e.IAName, e.File, e.Line, err)
+		return nil, core.ErrNameNotRegistered
 	}
-	core.Logf(core.LevelWarn, "dat_ia_openv: %s: unknown transport %q", e.IAName, params["transport"])
-	return nil, core.ErrNameNotRegistered
+	core.Logf(core.LevelWarn, "dat_ia_openv: %s: %v", e.IAName, err)
+	return nil, core.ErrNoMemory
 }
 
 //export go_dat_ia_openv

@@ -1,4 +1,5 @@
-// Package soft is the software RDMA provider between processes on one host.
+// Package soft is the software RDMA provider: shared memory between
+// processes on one host, TCP between hosts (tcp*.go).
 //
 // Each Device owns an "IA segment" (a shared memfd) holding its doorbell
 // futex word and its memory-registration table; connected peers map it to
@@ -48,21 +49,41 @@ type device struct {
 	lsns   map[*listener]struct{}
 }
 
-// Open opens a software IA. Params: transport (shm, or auto, which is shm
-// until there is TCP; accepted and ignored),
-// addr (the IA address, default 127.0.0.1).
+// Open opens a software IA. Params (from the dat.conf entry):
+//   - transport: shm (default: processes on this host, shared memory), tcp
+//     (TCP only, also on one host) or auto (shared memory to peers on this
+//     host, TCP otherwise; see tcp_auto.go for how "this host" is decided);
+//   - addr: the IA address, an IPv4/IPv6 literal or an interface name
+//     (default 127.0.0.1);
+//   - timeout: seconds after which a silent TCP peer is declared dead
+//     (default 10).
 func Open(params map[string]string) (rdma.Device, error) {
 	addr := netip.MustParseAddr("127.0.0.1")
 	if s, ok := params["addr"]; ok && s != "" {
-		a, err := netip.ParseAddr(s)
+		a, err := resolveAddr(s)
 		if err != nil {
-			return nil, fmt.Errorf("soft: bad addr %q: %w", s, rdma.ErrInvalid)
+			return nil, err
 		}
-		addr = a.Unmap()
+		addr = a
 	}
-	if t, ok := params["transport"]; ok && t != "" && t != "shm" && t != "auto" {
+	timeout, err := parseTimeout(params)
+	if err != nil {
+		return nil, err
+	}
+	switch t := params["transport"]; t {
+	case "", "shm":
+		return openShm(addr)
+	case "tcp":
+		return openTCP(addr, modeTCP, timeout)
+	case "auto":
+		return openTCP(addr, modeAuto, timeout)
+	default:
 		return nil, fmt.Errorf("soft: transport %q not supported: %w", t, rdma.ErrInvalid)
 	}
+}
+
+// openShm opens the shared-memory device; the TCP device is built on it.
+func openShm(addr netip.Addr) (*device, error) {
 	allowPtrace()
 	fd, seg, err := newMemfd("godat-ia", iaSegSize)
 	if err != nil {
