@@ -227,7 +227,7 @@ func TestRegistryRepositoryDatConf(t *testing.T) {
 	reg, err := LoadRegistry([]string{filepath.Join("..", "dat.conf")})
 	require.NoError(t, err)
 	require.Empty(t, reg.Problems())
-	want := map[string]string{"godat-shm": "shm", "godat-tcp": "tcp", "godat": "auto",
+	want := map[string]string{"godat-shm": "shm", "godat-tcp": "tcp", "godat-tcp6": "tcp", "godat": "auto",
 		"ofa-v2-ib0": "auto", "OpenIB-cma": "auto"}
 	for name, transport := range want {
 		e, err := reg.Lookup(name, 1, 2)
@@ -239,7 +239,7 @@ func TestRegistryRepositoryDatConf(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, transport, p["transport"], name)
 	}
-	require.LessOrEqual(t, len(reg.Entries()), 3+8)
+	require.LessOrEqual(t, len(reg.Entries()), 4+8)
 	seen := map[string]bool{}
 	for _, e := range reg.Entries() {
 		require.False(t, seen[e.IAName], "duplicate %s", e.IAName)
