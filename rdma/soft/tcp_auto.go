@@ -197,6 +197,27 @@ func (a *aqp) Reset() error {
 	return nil
 }
 
+// Idle reports the queue pair in use.
+func (a *aqp) Idle() (recv, send bool) {
+	if a.kind.Load() == autoShm {
+		return a.s.Idle()
+	}
+	return a.t.Idle()
+}
+
+// Reconfigure reconfigures both halves of an unconnected auto QP.
+func (a *aqp) Reconfigure(pd uint32, maxSend, maxRecv, maxSendSGE, maxRecvSGE int) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.kind.Load() != autoNone {
+		return rdma.ErrState
+	}
+	if err := a.t.Reconfigure(pd, maxSend, maxRecv, maxSendSGE, maxRecvSGE); err != nil {
+		return err
+	}
+	return a.s.Reconfigure(pd, maxSend, maxRecv, maxSendSGE, maxRecvSGE)
+}
+
 func (a *aqp) LocalAddr() netip.AddrPort  { return a.cur().LocalAddr() }
 func (a *aqp) RemoteAddr() netip.AddrPort { return a.cur().RemoteAddr() }
 
@@ -233,6 +254,14 @@ type shmReqs struct{ h rdma.ListenHandler }
 func (s shmReqs) ConnRequest(r rdma.ConnRequest) { s.h.ConnRequest(autoShmReq{r}) }
 
 type autoShmReq struct{ rdma.ConnRequest }
+
+// Refuse passes a refusal on to the shared-memory request.
+func (r autoShmReq) Refuse() error {
+	if f, ok := r.ConnRequest.(rdma.Refuser); ok {
+		return f.Refuse()
+	}
+	return r.ConnRequest.Reject()
+}
 
 func (r autoShmReq) Accept(qpi rdma.QP, priv []byte) error {
 	if a, ok := qpi.(*aqp); ok {

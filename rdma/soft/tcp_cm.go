@@ -137,6 +137,19 @@ func (r *tcpReq) Reject() error {
 	return nil
 }
 
+// Refuse turns the request away as if nobody listened: the active side sees
+// a non-peer reject.
+func (r *tcpReq) Refuse() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state != treqPending {
+		return rdma.ErrState
+	}
+	r.state = treqRejected
+	r.c.reject(rejNoListener)
+	return nil
+}
+
 func (r *tcpReq) Accept(qpi rdma.QP, priv []byte) error {
 	if len(priv) > maxPrivData {
 		return rdma.ErrInvalid

@@ -20,11 +20,20 @@ import (
 //     target's verdict.
 //   - Send-queue completions are pushed in post order; a success only with
 //     SendSignaled, errors always. Receives complete in order.
+//   - With a shared receive queue, an arriving message takes the oldest
+//     receive of the SRQ when it is placed. The QP grants its peer
+//     srqWindow messages beyond those it has completed; a message that finds
+//     the SRQ empty waits at the head of the connection (nothing behind it
+//     is read) until the SRQ gets a receive: an RNR wait without limit.
 //   - The reader goroutine marks work done and rings the doorbell;
 //     completions are pushed only by Progress (and by the flush of a
 //     teardown), with the QP lock held: sinks must not call back into it.
 
 type tstate uint8
+
+// srqWindow is how many messages a QP that takes its receives from an SRQ
+// lets its peer send beyond those it has completed.
+const srqWindow = 64
 
 const (
 	tIdle tstate = iota
@@ -89,6 +98,11 @@ type tqp struct {
 	rqHead, rqRd, rqTl uint64 // rqRd: next receive the reader fills
 	recvBase           uint64
 
+	// With a shared receive queue, rq only tracks the receives taken from
+	// it until their completions are pushed.
+	srq   rdma.SRQ
+	srqPD uint32
+
 	maxSendSGE, maxRecvSGE int
 
 	comp          rdma.Completion
@@ -96,16 +110,21 @@ type tqp struct {
 }
 
 func (d *tcpDevice) newTQP(cfg rdma.QPConfig) (*tqp, error) {
-	if cfg.SendCQ == nil || cfg.RecvCQ == nil || cfg.SRQ != nil {
+	if cfg.SendCQ == nil || cfg.RecvCQ == nil {
 		return nil, rdma.ErrInvalid
 	}
-	if cfg.MaxSend > maxQPWR || cfg.MaxRecv > maxQPWR || cfg.MaxSendSGE > maxSGE || cfg.MaxRecvSGE > maxSGE {
+	if cfg.MaxSend > maxQPWR || cfg.MaxSendSGE > maxSGE ||
+		cfg.SRQ == nil && (cfg.MaxRecv > maxQPWR || cfg.MaxRecvSGE > maxSGE) {
 		return nil, rdma.ErrInvalid
 	}
 	q := &tqp{dev: d, cfg: cfg, tab: d.seg}
 	q.self = q
 	q.maxSend = clampWR(cfg.MaxSend)
 	q.maxRecv = clampWR(cfg.MaxRecv)
+	if cfg.SRQ != nil {
+		q.srq, q.srqPD = cfg.SRQ, cfg.SRQ.PD()
+		q.maxRecv = srqWindow
+	}
 	q.sq = make([]tsendEnt, pow2(q.maxSend))
 	q.sqMask = uint64(len(q.sq) - 1)
 	q.rq = make([]trecvEnt, pow2(q.maxRecv))
@@ -152,6 +171,9 @@ func (q *tqp) PostSend(wr *rdma.SendWR) error {
 	if wr.Op != rdma.OpSend && wr.Op != rdma.OpWrite && wr.Op != rdma.OpRead {
 		return rdma.ErrInvalid
 	}
+	if err := q.verifySGL(wr.SGL, localNeed(wr.Op)); err != nil {
+		return err
+	}
 	q.mu.Lock()
 	if q.state != tConnected {
 		err := rdma.ErrState
@@ -188,10 +210,17 @@ func (q *tqp) PostRecv(wr *rdma.RecvWR) error {
 	if wr == nil || len(wr.SGL) > q.maxRecvSGE {
 		return rdma.ErrInvalid
 	}
+	if err := q.verifySGL(wr.SGL, rdma.AccessLocalWrite); err != nil {
+		return err
+	}
 	q.mu.Lock()
 	if q.state == tDestroyed {
 		q.mu.Unlock()
 		return rdma.ErrClosed
+	}
+	if q.srq != nil {
+		q.mu.Unlock()
+		return rdma.ErrState
 	}
 	if q.rqTl-q.rqHead >= q.maxRecv {
 		q.mu.Unlock()
@@ -210,6 +239,79 @@ func (q *tqp) PostRecv(wr *rdma.RecvWR) error {
 	if c != nil && c.starved.Load() {
 		c.flush() // the peer waits for this grant
 	}
+	return nil
+}
+
+// localNeed is the access a request needs on its local segments.
+func localNeed(op rdma.Op) rdma.Access {
+	if op == rdma.OpRead {
+		return rdma.AccessLocalWrite
+	}
+	return rdma.AccessLocalRead
+}
+
+// verifySGL checks local segments at post time, so the consumer gets the
+// fault as a return value; issuing checks again, since a region can be
+// deregistered while the request waits.
+func (q *tqp) verifySGL(sgl []rdma.SGE, need rdma.Access) error {
+	for i := range sgl {
+		g := &sgl[i]
+		if g.Length == 0 {
+			continue
+		}
+		if err := mrClassify(q.tab, g.LKey, q.cfg.PD, g.Addr, g.Length, need); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Idle reports whether no receive and no send request is outstanding.
+func (q *tqp) Idle() (recv, send bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.rqHead == q.rqTl, q.sqHead == q.sqTl
+}
+
+// Reconfigure changes the protection domain and queue limits of an idle QP;
+// posted receives are kept.
+func (q *tqp) Reconfigure(pd uint32, maxSend, maxRecv, maxSendSGE, maxRecvSGE int) error {
+	if maxSend > maxQPWR || maxRecv > maxQPWR || maxSendSGE > maxSGE || maxRecvSGE > maxSGE {
+		return rdma.ErrInvalid
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch {
+	case q.state == tDestroyed:
+		return rdma.ErrClosed
+	case q.state != tIdle || q.sqHead != q.sqTl:
+		return rdma.ErrState
+	}
+	ms, mr := clampWR(maxSend), clampWR(maxRecv)
+	if q.srq != nil {
+		mr = q.maxRecv // receives come from the SRQ
+	}
+	posted := q.rqTl - q.rqHead
+	if posted > mr {
+		return rdma.ErrInvalid
+	}
+	if ms != q.maxSend {
+		q.sq = make([]tsendEnt, pow2(ms))
+		q.sqMask = uint64(len(q.sq) - 1)
+		q.sqHead, q.sqExec, q.sqTl = 0, 0, 0
+		q.maxSend = ms
+	}
+	if mr != q.maxRecv {
+		rq := make([]trecvEnt, pow2(mr))
+		for i := uint64(0); i < posted; i++ {
+			rq[i] = q.rq[(q.rqHead+i)&q.rqMask]
+		}
+		q.rq, q.rqMask = rq, uint64(len(rq)-1)
+		q.rqHead, q.rqRd, q.rqTl = 0, 0, posted
+		q.maxRecv = mr
+	}
+	q.maxSendSGE, q.maxRecvSGE = clampSGE(maxSendSGE), clampSGE(maxRecvSGE)
+	q.cfg.PD = pd
 	return nil
 }
 
@@ -242,11 +344,7 @@ func (q *tqp) execSends() bool {
 // issueLocked turns one request into a frame (c.wmu held).
 func (q *tqp) issueLocked(c *tconn, e *tsendEnt) (queued, wait bool) {
 	sgl := e.sgl[:e.nsge]
-	need := rdma.Access(0)
-	if e.op == rdma.OpRead {
-		need = rdma.AccessLocalWrite
-	}
-	L, ok := q.localCheck(sgl, need)
+	L, ok := q.localCheck(sgl, localNeed(e.op))
 	switch {
 	case !ok:
 		e.done, e.status = true, rdma.StatusLocalProtection
@@ -341,7 +439,7 @@ func (q *tqp) Progress() int {
 	n := q.completeRecvs() + q.completeSends()
 	c := q.c
 	q.mu.Unlock()
-	if enq {
+	if enq || q.srq != nil && c.starved.Load() {
 		c.flush()
 	}
 	return n
@@ -389,8 +487,15 @@ func (q *tqp) completeRecvs() int {
 		q.rqHead++
 		n++
 	}
+	if n > 0 && q.srq != nil && q.c != nil {
+		q.c.grant.Store(q.srqGrant())
+	}
 	return n
 }
+
+// srqGrant is the grant of a QP on an SRQ: srqWindow messages beyond the
+// ones completed on this connection.
+func (q *tqp) srqGrant() uint32 { return uint32(srqWindow + q.rqHead - q.recvBase) }
 
 func (q *tqp) pushSend(e *tsendEnt, s rdma.Status) {
 	cp := &q.comp
@@ -415,15 +520,20 @@ func (q *tqp) pushRecv(r *trecvEnt, s rdma.Status) {
 
 // ---- the reader's side ----
 
-// checkRecv validates a receive for a message of L bytes.
+// checkRecv validates a receive for a message of L bytes (an SRQ's
+// receives against the SRQ's protection domain).
 func (q *tqp) checkRecv(r *trecvEnt, L uint64) rdma.Status {
 	var capacity uint64
+	pd := q.cfg.PD
+	if q.srq != nil {
+		pd = q.srqPD
+	}
 	for i := 0; i < r.nsge; i++ {
 		s := &r.sgl[i]
 		if s.Length == 0 {
 			continue
 		}
-		if !mrCheck(q.tab, s.LKey, q.cfg.PD, s.Addr, s.Length, rdma.AccessLocalWrite) {
+		if !mrCheck(q.tab, s.LKey, pd, s.Addr, s.Length, rdma.AccessLocalWrite) {
 			return rdma.StatusLocalProtection
 		}
 		capacity += s.Length
@@ -440,6 +550,12 @@ func (q *tqp) onSend(c *tconn, h *fhdr) error {
 	if q.c != c {
 		q.mu.Unlock()
 		return errDead
+	}
+	if q.srq != nil {
+		if err := q.takeSRQLocked(c); err != nil {
+			q.mu.Unlock()
+			return err
+		}
 	}
 	if q.rqRd == q.rqTl {
 		q.mu.Unlock()
@@ -477,6 +593,35 @@ func (q *tqp) onSend(c *tconn, h *fhdr) error {
 	q.mu.Unlock()
 	c.rdRing = true
 	return nil
+}
+
+// takeSRQLocked takes a receive from the SRQ for the arriving message into
+// the tracking ring (q.mu held; it is dropped while waiting). An empty SRQ
+// stops the reader here until a receive is posted to it (its post rings the
+// doorbell) or the connection ends.
+func (q *tqp) takeSRQLocked(c *tconn) error {
+	if q.rqTl-q.rqHead >= uint64(len(q.rq)) {
+		return errProto // beyond srqWindow: the peer ignored our grant
+	}
+	db := &q.dev.db
+	for {
+		r := &q.rq[q.rqTl&q.rqMask]
+		cookie, n, ok := q.srq.Take(r.sgl[:])
+		if ok {
+			r.cookie, r.nsge = cookie, n
+			r.done, r.solicited, r.status, r.length = false, false, rdma.StatusSuccess, 0
+			q.rqTl++
+			return nil
+		}
+		seq := db.Seq()
+		q.mu.Unlock()
+		c.publish()
+		db.Wait(seq, 50*time.Millisecond)
+		q.mu.Lock()
+		if q.c != c {
+			return errDead
+		}
+	}
 }
 
 // oldestRead returns the read the next response answers.
@@ -585,7 +730,11 @@ func (q *tqp) bindLocked(c *tconn) {
 	q.rdHead, q.rdTl, q.readsOut = 0, 0, 0
 	q.asked = false
 	q.recvBase = q.rqRd
-	c.grant.Store(uint32(q.rqTl - q.recvBase))
+	if q.srq != nil {
+		c.grant.Store(q.srqGrant())
+	} else {
+		c.grant.Store(uint32(q.rqTl - q.recvBase))
+	}
 }
 
 // rtu: the active side confirmed our accept.

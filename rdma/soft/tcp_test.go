@@ -2,6 +2,7 @@ package soft
 
 import (
 	"bytes"
+	"encoding/binary"
 	"net"
 	"net/netip"
 	"testing"
@@ -455,19 +456,46 @@ func TestTCPLocalErrors(t *testing.T) {
 	a, b := tcpPair(t)
 	src, smr := a.buf(t, 1<<20, allAccess)
 	ronly, romr := a.buf(t, 64, rdma.AccessLocalRead)
-	tgt, tmr := b.buf(t, 64, allAccess)
-	bad := []rdma.SendWR{
-		{Op: rdma.OpSend, SGL: []rdma.SGE{{Addr: BufAddr(src), Length: 8, LKey: smr.LKey() + 1}}},
-		{Op: rdma.OpSend, SGL: []rdma.SGE{{Addr: BufAddr(src) + 1<<20 - 4, Length: 8, LKey: smr.LKey()}}},
-		{Op: rdma.OpWrite, SGL: []rdma.SGE{{Addr: BufAddr(src), Length: 8, LKey: 12345}}, RemoteAddr: BufAddr(tgt), RKey: tmr.RKey()},
-		{Op: rdma.OpRead, SGL: []rdma.SGE{sge(ronly, romr)}, RemoteAddr: BufAddr(tgt), RKey: tmr.RKey()},
+	wonly, womr := a.buf(t, 64, rdma.AccessLocalWrite)
+	other := make([]byte, 64)
+	omr, err := a.dev.RegisterMR(a.pd+1, BufAddr(other), 64, allAccess)
+	require.NoError(t, err)
+	tgt, tmr := b.cbuf(t, 64, allAccess)
+	// Local segments are checked at post time, as on shared memory.
+	bad := []struct {
+		wr  rdma.SendWR
+		err error
+	}{
+		{rdma.SendWR{Op: rdma.OpSend, SGL: []rdma.SGE{{Addr: BufAddr(src), Length: 8, LKey: smr.LKey() + 1<<mrIdxBits}}}, rdma.ErrPrivileges},
+		{rdma.SendWR{Op: rdma.OpSend, SGL: []rdma.SGE{{Addr: BufAddr(src) + 1<<20 - 4, Length: 8, LKey: smr.LKey()}}}, rdma.ErrInvalid},
+		{rdma.SendWR{Op: rdma.OpSend, SGL: []rdma.SGE{sge(wonly, womr)}}, rdma.ErrPrivileges},
+		{rdma.SendWR{Op: rdma.OpSend, SGL: []rdma.SGE{sge(other, omr)}}, rdma.ErrProtection},
+		{rdma.SendWR{Op: rdma.OpWrite, SGL: []rdma.SGE{{Addr: BufAddr(src), Length: 8, LKey: 12345}}, RemoteAddr: BufAddr(tgt), RKey: tmr.RKey()}, rdma.ErrPrivileges},
+		{rdma.SendWR{Op: rdma.OpRead, SGL: []rdma.SGE{sge(ronly, romr)}, RemoteAddr: BufAddr(tgt), RKey: tmr.RKey()}, rdma.ErrPrivileges},
 	}
 	for i := range bad {
-		require.NoError(t, a.qp.PostSend(&bad[i]))
-		pollUntil(t, func() bool { return a.scq.n() == 1 }, a.qp)
-		require.Equal(t, rdma.StatusLocalProtection, a.scq.take()[0].Status, "case %d", i)
+		require.ErrorIs(t, a.qp.PostSend(&bad[i].wr), bad[i].err, "case %d", i)
 	}
+	require.ErrorIs(t, a.qp.PostRecv(&rdma.RecvWR{SGL: []rdma.SGE{sge(ronly, romr)}}), rdma.ErrPrivileges)
+	require.ErrorIs(t, a.qp.PostRecv(&rdma.RecvWR{SGL: []rdma.SGE{sge(other, omr)}}), rdma.ErrProtection)
+	require.Empty(t, a.scq.take())
 	require.Equal(t, make([]byte, 64), tgt)
+
+	// A region deregistered while its send waits for a grant: the send
+	// completes with a protection error when it is issued.
+	gone, gmr := a.buf(t, 64, allAccess)
+	require.NoError(t, a.qp.PostSend(&rdma.SendWR{Op: rdma.OpSend, Cookie: 3, SGL: []rdma.SGE{sge(gone, gmr)}}))
+	require.NoError(t, gmr.Deregister())
+	ok1, ok1m := b.buf(t, 64, allAccess)
+	require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{SGL: []rdma.SGE{sge(ok1, ok1m)}}))
+	pollUntil(t, func() bool { return a.scq.n() == 1 }, a.qp, b.qp)
+	c := a.scq.take()[0]
+	require.Equal(t, rdma.StatusLocalProtection, c.Status)
+	require.Equal(t, uint64(3), c.Cookie)
+	// the receive posted for it is still there: use it up
+	require.NoError(t, a.qp.PostSend(&rdma.SendWR{Op: rdma.OpSend, SGL: []rdma.SGE{{Addr: BufAddr(src), Length: 8, LKey: smr.LKey()}}}))
+	pollUntil(t, func() bool { return b.rcq.n() == 1 }, a.qp, b.qp)
+	require.Equal(t, rdma.StatusSuccess, b.rcq.take()[0].Status)
 
 	// receive too small, through the buffer and straight from the socket;
 	// the stream stays in step for the next message
@@ -487,12 +515,14 @@ func TestTCPLocalErrors(t *testing.T) {
 		require.Equal(t, byte(0x42), ok[0])
 		src[0] = 0
 	}
-	// receive with a bad lkey
+	// a receive whose region was deregistered after it was posted
 	rb, rm := b.buf(t, 64, allAccess)
-	require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{SGL: []rdma.SGE{{Addr: BufAddr(rb), Length: 64, LKey: rm.LKey() + 1}}}))
+	require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{SGL: []rdma.SGE{sge(rb, rm)}}))
+	require.NoError(t, rm.Deregister())
 	require.NoError(t, a.qp.PostSend(&rdma.SendWR{Op: rdma.OpSend, SGL: []rdma.SGE{{Addr: BufAddr(src), Length: 8, LKey: smr.LKey()}}}))
 	pollUntil(t, func() bool { return b.rcq.n() == 1 }, a.qp, b.qp)
 	require.Equal(t, rdma.StatusLocalProtection, b.rcq.take()[0].Status)
+	require.Equal(t, make([]byte, 64), rb)
 
 	require.ErrorIs(t, a.qp.PostSend(&rdma.SendWR{Op: rdma.OpSend, SGL: make([]rdma.SGE, 5)}), rdma.ErrInvalid)
 	require.ErrorIs(t, a.qp.PostSend(&rdma.SendWR{Op: rdma.OpRecv}), rdma.ErrInvalid)
@@ -794,4 +824,100 @@ func TestTCPGarbageClient(t *testing.T) {
 	// The listener still works.
 	a := tcpEnd(t, 1)
 	connect(t, a, tcpEnd(t, 1), nil, nil)
+}
+
+// TestTCPSRQShared: connections over TCP share one SRQ; each connection's
+// messages complete in its order, in the buffers their cookies name.
+func TestTCPSRQShared(t *testing.T) {
+	srv := tcpEnd(t, 2)
+	s := newSRQ(t, srv, 2, 64, nil)
+	var clients, servers []*end
+	for i := 0; i < 3; i++ {
+		c := tcpEnd(t, 1)
+		se := srqEnd(t, srv, s, 2)
+		connect(t, c, se, nil, nil)
+		clients, servers = append(clients, c), append(servers, se)
+	}
+	require.ErrorIs(t, servers[0].qp.PostRecv(&rdma.RecvWR{}), rdma.ErrState)
+	const per = 10
+	for _, n := range []int{64, 100 << 10} { // through the read buffer and straight from the socket
+		bufs := postN(t, srv, s, 3*per, n, 1000)
+		for i, c := range clients {
+			sendTagged(t, c, uint32(i), per, n)
+		}
+		var qps []rdma.QP
+		for i := range clients {
+			qps = append(qps, clients[i].qp, servers[i].qp)
+		}
+		pollUntil(t, func() bool {
+			return servers[0].rcq.n()+servers[1].rcq.n()+servers[2].rcq.n() == 3*per
+		}, qps...)
+		seen := map[uint64]bool{}
+		for i, se := range servers {
+			cs := se.rcq.take()
+			require.Len(t, cs, per, "connection %d", i)
+			for seq, c := range cs {
+				require.Equal(t, rdma.StatusSuccess, c.Status)
+				require.Equal(t, uint64(n), c.Length)
+				require.False(t, seen[c.Cookie], "buffer used twice")
+				seen[c.Cookie] = true
+				b := bufs[c.Cookie-1000]
+				require.Equal(t, uint32(i), binary.LittleEndian.Uint32(b[0:]), "tag")
+				require.Equal(t, uint32(seq), binary.LittleEndian.Uint32(b[4:]), "per-connection order")
+			}
+		}
+		require.Equal(t, 0, s.Available())
+	}
+}
+
+// TestTCPSRQEmptyAndWindow: a message that finds the SRQ empty waits until a
+// receive is posted to it; and a peer may send only srqWindow messages
+// beyond those the receiver has completed.
+func TestTCPSRQEmptyAndWindow(t *testing.T) {
+	srv := tcpEnd(t, 2)
+	s := newSRQ(t, srv, 2, 1024, nil)
+	se := srqEnd(t, srv, s, 2)
+	c := tcpEnd(t, 1)
+	connect(t, c, se, nil, nil)
+	sendTagged(t, c, 7, 5, 32)
+	time.Sleep(100 * time.Millisecond)
+	se.qp.Progress()
+	require.Equal(t, 0, se.rcq.n())
+	postN(t, srv, s, 5, 32, 0)
+	pollUntil(t, func() bool { return se.rcq.n() == 5 }, se.qp)
+	for i, r := range se.rcq.take() {
+		require.Equal(t, uint64(i), r.Cookie)
+		require.Equal(t, rdma.StatusSuccess, r.Status)
+	}
+	pollUntil(t, func() bool { return c.scq.n() == 5 }, c.qp)
+	c.scq.take()
+
+	// The receiver completes nothing: the sender stops after the window.
+	postN(t, srv, s, 3*srqWindow, 32, 100)
+	sendTagged(t, c, 8, 3*srqWindow, 32)
+	time.Sleep(100 * time.Millisecond)
+	for i := 0; i < 10; i++ {
+		c.qp.Progress()
+	}
+	require.Equal(t, srqWindow, c.scq.n())
+	pollUntil(t, func() bool { return se.rcq.n() == 3*srqWindow }, se.qp, c.qp)
+	pollUntil(t, func() bool { return c.scq.n() == 3*srqWindow }, c.qp)
+}
+
+// TestAutoSRQ: an auto QP on an SRQ takes its receives from it on either
+// transport.
+func TestAutoSRQ(t *testing.T) {
+	srv := newEndOn(t, 2, map[string]string{"transport": "auto"})
+	s := newSRQ(t, srv, 2, 64, nil)
+	for _, peer := range []string{"shm", "tcp"} {
+		se := srqEnd(t, srv, s, 2)
+		c := newEndOn(t, 1, map[string]string{"transport": peer})
+		connect(t, c, se, nil, nil)
+		postN(t, srv, s, 4, 64, 0)
+		sendTagged(t, c, 1, 4, 64)
+		pollUntil(t, func() bool { return se.rcq.n() == 4 }, se.qp, c.qp)
+		for _, r := range se.rcq.take() {
+			require.Equal(t, rdma.StatusSuccess, r.Status)
+		}
+	}
 }
