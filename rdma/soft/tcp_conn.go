@@ -7,8 +7,8 @@ package soft
 //	off  1  u8   flags (SEND: solicited; REQ: protocol version)
 //	off  4  u32  grant: receives the sender has posted on this connection
 //	             (cumulative); the peer may have at most grant SENDs issued
-//	off  8  u32  ack: RDMA writes the sender has executed for the peer
-//	             (cumulative); NAK: the number of the failed write
+//	off  8  u32  ack: RDMA writes and large SENDs the sender has executed
+//	             for the peer (cumulative); NAK: the number of the failed one
 //	off 12  u32  aux: WRITE/READREQ rkey; READDONE/NAK status; REJ reason;
 //	             REQ magic; NEED the grant the asker has seen
 //	off 16  u64  len: payload bytes that follow (READREQ: bytes to read)
@@ -73,6 +73,7 @@ const (
 	hOffAdr = 24
 
 	flSolicited = 1
+	flAckReq    = 2 // SEND: complete it on our ack (it is larger than inlineMax)
 
 	tcpMagic   = 0x31544447 // "GDT1"
 	tcpVersion = 1
@@ -246,6 +247,7 @@ type tconn struct {
 	askAt      uint32
 	readsIn    int
 	wiov       [maxGather]iov // the writer's scratch
+	wop, rop   rawOp
 }
 
 func newTconn(d *tcpDevice, s *net.TCPConn) (*tconn, error) {
@@ -257,6 +259,7 @@ func newTconn(d *tcpDevice, s *net.TCPConn) (*tconn, error) {
 	c := &tconn{dev: d, sock: s, rc: rc, done: make(chan struct{}), kick: make(chan struct{}, 1)}
 	c.rd.c = c
 	c.rd.buf = make([]byte, rdBufSize)
+	c.initOps()
 	_ = s.SetNoDelay(true)
 	setTimeouts(s, rc, d.timeout)
 	go c.writer()
@@ -573,15 +576,39 @@ func (c *tconn) writeLoop(block bool) {
 	}
 }
 
-func (c *tconn) sendv(v []iov, block bool) (n int, err error) {
-	werr := c.rc.Write(func(fd uintptr) bool {
-		n, err = sendmsgv(int(fd), v)
-		return !(block && err == unix.EAGAIN)
-	})
+// rawOp is one socket call made through the RawConn with a callback built
+// once per connection, so the data path does not allocate.
+type rawOp struct {
+	v     []iov
+	n     int
+	err   error
+	block bool
+	fn    func(fd uintptr) bool
+}
+
+func (c *tconn) initOps() {
+	w, r := &c.wop, &c.rop
+	w.fn = func(fd uintptr) bool {
+		w.n, w.err = sendmsgv(int(fd), w.v)
+		return !(w.block && w.err == unix.EAGAIN)
+	}
+	r.fn = func(fd uintptr) bool {
+		r.n, r.err = readv(int(fd), r.v)
+		return r.err != unix.EAGAIN
+	}
+}
+
+// sendv writes with one sendmsg; block waits for room first when the
+// socket is full. Only the holder of the right to write calls it.
+func (c *tconn) sendv(v []iov, block bool) (int, error) {
+	w := &c.wop
+	w.v, w.block = v, block
+	werr := c.rc.Write(w.fn)
+	w.v = nil
 	if werr != nil {
 		return 0, werr
 	}
-	return n, err
+	return w.n, w.err
 }
 
 func (c *tconn) writer() {
@@ -604,20 +631,22 @@ type treader struct {
 	buf  []byte
 	r, w int
 	v    [maxSGE]iov
+	one  [1]iov
 }
 
-func (c *tconn) recvv(v []iov) (n int, err error) {
-	rerr := c.rc.Read(func(fd uintptr) bool {
-		n, err = readv(int(fd), v)
-		return err != unix.EAGAIN
-	})
+// recvv reads with one readv, waiting for data. Only the reader calls it.
+func (c *tconn) recvv(v []iov) (int, error) {
+	r := &c.rop
+	r.v = v
+	rerr := c.rc.Read(r.fn)
+	r.v = nil
 	if rerr != nil {
 		return 0, rerr
 	}
-	if err == nil && n == 0 {
+	if r.err == nil && r.n == 0 {
 		return 0, io.EOF
 	}
-	return n, err
+	return r.n, r.err
 }
 
 // retryAfterDeadline: the deadline that woke a torn-down reader is replaced
@@ -650,8 +679,8 @@ func (b *treader) fillp(pub bool) error {
 		if pub {
 			b.c.publish()
 		}
-		v := [1]iov{goIov(b.buf[b.w:])}
-		n, err := b.c.recvv(v[:])
+		b.one[0] = goIov(b.buf[b.w:])
+		n, err := b.c.recvv(b.one[:])
 		if err == nil {
 			b.w += n
 			return nil
@@ -899,6 +928,13 @@ func (c *tconn) onWrite(h *fhdr) error {
 			status = rdma.StatusRemoteAccess
 		}
 	}
+	c.acked(status)
+	return nil
+}
+
+// acked records the verdict on a request the peer waits to hear about (a
+// write, a large send): the ack counter moves, and a failure is NAKed.
+func (c *tconn) acked(status rdma.Status) {
 	c.wmu.Lock()
 	c.writesDone++
 	if status != rdma.StatusSuccess {
@@ -906,7 +942,6 @@ func (c *tconn) onWrite(h *fhdr) error {
 	}
 	c.wmu.Unlock()
 	c.rdFlush = true
-	return nil
 }
 
 // onReadReq answers an RDMA read of the peer: the region is checked now and
