@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"godat/rdma"
 )
 
@@ -165,7 +167,7 @@ func (r *tcpReq) Accept(qpi rdma.QP, priv []byte) error {
 
 func (r *tcpReq) accept(q *tqp, priv []byte) error {
 	r.mu.Lock()
-	if r.state != treqPending {
+	if r.state != treqPending && r.state != treqGone {
 		r.mu.Unlock()
 		return rdma.ErrState
 	}
@@ -178,6 +180,14 @@ func (r *tcpReq) accept(q *tqp, priv []byte) error {
 			return rdma.ErrClosed
 		}
 		return rdma.ErrState
+	}
+	if r.state == treqGone {
+		// The active side gave up before the accept: the QP ends as a
+		// failed connection does (disconnected, receives flushed).
+		q.teardownLocked(true, false)
+		q.mu.Unlock()
+		r.mu.Unlock()
+		return rdma.ErrUnreachable
 	}
 	c := r.c
 	q.bindLocked(c)
@@ -194,6 +204,13 @@ func (r *tcpReq) accept(q *tqp, priv []byte) error {
 
 // ---- active side ----
 
+// bound is what the dialing goroutine tells Connect once its socket has a
+// local port, or why it has none.
+type bound struct {
+	port uint16
+	err  error
+}
+
 func (q *tqp) Connect(addr netip.AddrPort, qual uint64, priv []byte, timeout time.Duration) error {
 	if len(priv) > maxPrivData {
 		return rdma.ErrInvalid
@@ -207,9 +224,6 @@ func (q *tqp) Connect(addr netip.AddrPort, qual uint64, priv []byte, timeout tim
 		return rdma.ErrState
 	}
 	a := addr.Addr().Unmap()
-	q.state = tConnecting
-	q.remote = netip.AddrPortFrom(a, tcpPortOf(qual))
-	q.local = netip.AddrPort{}
 	var ctx context.Context
 	var cancel context.CancelFunc
 	if timeout > 0 {
@@ -217,8 +231,34 @@ func (q *tqp) Connect(addr netip.AddrPort, qual uint64, priv []byte, timeout tim
 	} else {
 		ctx, cancel = context.WithCancel(context.Background())
 	}
+	to := netip.AddrPortFrom(a, tcpPortOf(qual))
+	bch := make(chan bound, 1)
+	go q.connectRun(ctx, q.epoch, to, qual, append([]byte(nil), priv...), bch)
+	// The local port is bound before Connect returns, so that it is the
+	// EP's port qualifier at once and a lack of descriptors is an error of
+	// this call, not an event.
+	var b bound
+	select {
+	case b = <-bch:
+	case <-time.After(cmTimeout):
+		b.err = context.DeadlineExceeded
+	}
+	if b.err != nil {
+		cancel()
+		q.epoch++ // the attempt never started: no event for it
+		if errors.Is(b.err, syscall.EMFILE) || errors.Is(b.err, syscall.ENFILE) || errors.Is(b.err, syscall.ENOBUFS) {
+			return rdma.ErrNoResources
+		}
+		return rdma.ErrUnreachable
+	}
+	q.state = tConnecting
 	q.cancel = cancel
-	go q.connectRun(ctx, q.epoch, q.remote, qual, append([]byte(nil), priv...))
+	q.remote = to
+	src := q.dev.sourceFor(a)
+	if !src.IsValid() {
+		src = q.dev.addr
+	}
+	q.local = netip.AddrPortFrom(src, b.port)
 	return nil
 }
 
@@ -257,12 +297,37 @@ func (q *tqp) connectFailed(ep uint64, kind rdma.ConnEventKind) {
 	q.event(kind, nil)
 }
 
-func (q *tqp) connectRun(ctx context.Context, ep uint64, to netip.AddrPort, qual uint64, priv []byte) {
-	var dl net.Dialer
-	if src := q.dev.sourceFor(to.Addr()); src.IsValid() {
-		dl.LocalAddr = net.TCPAddrFromAddrPort(netip.AddrPortFrom(src, 0))
+func (q *tqp) connectRun(ctx context.Context, ep uint64, to netip.AddrPort, qual uint64, priv []byte, bch chan<- bound) {
+	src := q.dev.sourceFor(to.Addr())
+	if !src.IsValid() {
+		src = netip.IPv4Unspecified()
+		if to.Addr().Is6() {
+			src = netip.IPv6Unspecified()
+		}
 	}
+	told := false
+	dl := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		// Runs after socket() and before connect(): bind here and tell
+		// Connect the port.
+		var b bound
+		err := rc.Control(func(fd uintptr) {
+			b.err = bindAny(int(fd), src)
+			if b.err == nil {
+				b.port, b.err = localPort(int(fd))
+			}
+		})
+		if b.err == nil {
+			b.err = err
+		}
+		bch <- b
+		told = true
+		return b.err
+	}}
 	conn, err := dl.DialContext(ctx, "tcp", to.String())
+	if !told {
+		bch <- bound{err: err} // no socket at all (descriptors, cancel)
+		return
+	}
 	if err != nil {
 		q.connectFailed(ep, dialFailure(ctx, err))
 		return
@@ -333,6 +398,35 @@ func (q *tqp) connectRun(ctx context.Context, ep uint64, to netip.AddrPort, qual
 	c.flush()
 	q.event(rdma.ConnEstablished, accPriv)
 	c.readLoop()
+}
+
+// bindAny binds socket fd to src, port 0 (the kernel picks the port).
+func bindAny(fd int, src netip.Addr) error {
+	if src.Is4() {
+		return unix.Bind(fd, &unix.SockaddrInet4{Addr: src.As4()})
+	}
+	sa := &unix.SockaddrInet6{Addr: src.As16()}
+	if z := src.Zone(); z != "" {
+		if ifc, err := net.InterfaceByName(z); err == nil {
+			sa.ZoneId = uint32(ifc.Index)
+		}
+	}
+	return unix.Bind(fd, sa)
+}
+
+// localPort is the port socket fd is bound to.
+func localPort(fd int) (uint16, error) {
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		return 0, err
+	}
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return uint16(a.Port), nil
+	case *unix.SockaddrInet6:
+		return uint16(a.Port), nil
+	}
+	return 0, syscall.EAFNOSUPPORT
 }
 
 func isTimeout(err error) bool {

@@ -10,9 +10,12 @@ import (
 )
 
 // Completion rules of a TCP queue pair:
-//   - A send completes once its last byte is handed to the kernel (its
-//     buffer is reusable; delivery is not confirmed). It leaves only against
-//     a grant from the receiver, so it always lands in a posted receive.
+//   - A send of up to inlineMax bytes completes once its last byte is handed
+//     to the kernel (its buffer is reusable; delivery is not confirmed), as
+//     an inline send on shared memory does. A larger send completes when
+//     the receiver has placed it, with the receiver's verdict:
+//     StatusRemoteResponder when the receive was too small or bad. A send
+//     leaves only against a grant, so it always lands in a posted receive.
 //   - An RDMA write completes when the target acknowledges it: success once
 //     the bytes are in place, StatusRemoteAccess when the target refused the
 //     key, bounds or rights (nothing written) or faulted on the region.
@@ -49,9 +52,10 @@ type tsendEnt struct {
 	op     rdma.Op
 	flags  rdma.SendFlags
 	done   bool
+	acked  bool // completes on the peer's ack (writes, large sends)
 	status rdma.Status
 	nsge   int
-	seq    uint32 // SEND or WRITE number on the connection
+	seq    uint32 // number among the acked requests, or among eager sends
 	cookie uint64
 	raddr  uint64
 	rkey   uint32
@@ -86,7 +90,9 @@ type tqp struct {
 	sq                   []tsendEnt
 	sqMask, maxSend      uint64
 	sqHead, sqExec, sqTl uint64
-	sends, writes        uint32 // frames issued on this connection
+	sends                uint32 // SEND frames issued on this connection (grants)
+	eager                uint32 // sends that complete when written
+	writes               uint32 // requests that complete on the peer's ack
 	rdq                  [maxReadsPerQ]uint64
 	rdHead, rdTl         uint32
 	readsOut             int
@@ -191,7 +197,7 @@ func (q *tqp) PostSend(wr *rdma.SendWR) error {
 	e.op, e.flags, e.cookie = wr.Op, wr.Flags, wr.Cookie
 	e.raddr, e.rkey = wr.RemoteAddr, wr.RKey
 	e.nsge = copy(e.sgl[:], wr.SGL)
-	e.done, e.status, e.length, e.seq = false, rdma.StatusSuccess, 0, 0
+	e.done, e.acked, e.status, e.length, e.seq = false, false, rdma.StatusSuccess, 0, 0
 	q.sqTl++
 	enq := q.execSends()
 	failed := e.done // a local error: complete it without waiting for I/O
@@ -368,15 +374,22 @@ func (q *tqp) issueLocked(c *tconn, e *tsendEnt) (queued, wait bool) {
 			return false, true
 		}
 		q.sends++
-		e.seq = q.sends
 		it.h.typ = frSend
 		if e.flags&rdma.SendSolicited != 0 {
 			it.h.flags = flSolicited
 		}
-		it.send = true
+		if L > inlineMax {
+			q.writes++
+			e.seq, e.acked = q.writes, true
+			it.h.flags |= flAckReq
+		} else {
+			q.eager++
+			e.seq = q.eager
+			it.send = true
+		}
 	case rdma.OpWrite:
 		q.writes++
-		e.seq = q.writes
+		e.seq, e.acked = q.writes, true
 		it.h.typ = frWrite
 		it.h.aux, it.h.addr = e.rkey, e.raddr
 	case rdma.OpRead:
@@ -451,11 +464,11 @@ func (q *tqp) finishedLocked(c *tconn, e *tsendEnt) bool {
 	if e.done || c == nil {
 		return e.done
 	}
-	switch e.op {
-	case rdma.OpSend:
-		e.done = !after(e.seq, c.sentSends.Load())
-	case rdma.OpWrite:
+	switch {
+	case e.acked:
 		e.done = !after(e.seq, c.peerAck.Load())
+	case e.op == rdma.OpSend:
+		e.done = !after(e.seq, c.sentSends.Load())
 	}
 	return e.done
 }
@@ -592,6 +605,13 @@ func (q *tqp) onSend(c *tconn, h *fhdr) error {
 	}
 	q.mu.Unlock()
 	c.rdRing = true
+	if h.flags&flAckReq != 0 {
+		verdict := rdma.StatusSuccess
+		if status != rdma.StatusSuccess {
+			verdict = rdma.StatusRemoteResponder
+		}
+		c.acked(verdict)
+	}
 	return nil
 }
 
@@ -687,8 +707,8 @@ func (q *tqp) onReadDone(c *tconn, h *fhdr) error {
 	return nil
 }
 
-// onNak fails the write the target refused; it arrives before any ack that
-// covers that write.
+// onNak fails the write (or large send) the peer refused; it arrives before
+// any ack that covers it.
 func (q *tqp) onNak(c *tconn, h *fhdr) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -697,7 +717,7 @@ func (q *tqp) onNak(c *tconn, h *fhdr) {
 	}
 	for p := q.sqHead; p != q.sqExec; p++ {
 		e := &q.sq[p&q.sqMask]
-		if e.op == rdma.OpWrite && e.seq == h.ack && !e.done {
+		if e.acked && e.seq == h.ack && !e.done {
 			e.done, e.status = true, rdma.Status(h.aux)
 			break
 		}
@@ -726,7 +746,7 @@ func (q *tqp) bindLocked(c *tconn) {
 	q.c = c
 	c.q = q
 	c.epoch = q.epoch
-	q.sends, q.writes = 0, 0
+	q.sends, q.eager, q.writes = 0, 0, 0
 	q.rdHead, q.rdTl, q.readsOut = 0, 0, 0
 	q.asked = false
 	q.recvBase = q.rqRd
@@ -854,9 +874,16 @@ func (q *tqp) Disconnect(graceful bool) error {
 	case tDestroyed:
 		q.mu.Unlock()
 		return rdma.ErrClosed
-	case tDisconnected, tDisconnecting:
+	case tDisconnected:
 		q.mu.Unlock()
 		return nil
+	case tDisconnecting:
+		if graceful {
+			q.mu.Unlock()
+			return nil // already draining
+		}
+		// Abrupt: stop waiting for the posted work.
+		q.teardownLocked(true, true)
 	case tConnected:
 		if graceful && !q.allDoneLocked() {
 			q.state = tDisconnecting
