@@ -13,6 +13,8 @@
  * times after 2000 warm-up rounds; uDAPL waits with dat_evd_wait (sleeps).
  * Stream: 512 MiB in 1 MiB messages, 8 in flight for uDAPL, ended by an
  * 8-byte acknowledgement from the receiver. ADDR defaults to 127.0.0.1.
+ * With TCP_BENCH_POLL=1 the uDAPL side polls with dat_evd_dequeue instead
+ * of sleeping in dat_evd_wait (rows are then named "<IA>/poll").
  */
 #define _GNU_SOURCE
 #include <dat/udat.h>
@@ -236,11 +238,26 @@ static void post_send(struct peer *p, size_t len, DAT_COMPLETION_FLAGS fl)
 	CK(dat_ep_post_send(p->ep, 1, &t, c, fl));
 }
 
+static int poll_mode;
+
 static DAT_EVENT wait1(DAT_EVD_HANDLE evd)
 {
 	DAT_EVENT ev;
 	DAT_COUNT n;
-	CK(dat_evd_wait(evd, 10000000, 1, &ev, &n));
+	if (poll_mode) {
+		double limit = now_us() + 10e6;
+		DAT_RETURN r;
+		while ((r = dat_evd_dequeue(evd, &ev)) != DAT_SUCCESS) {
+			if (DAT_GET_TYPE(r) != DAT_QUEUE_EMPTY || now_us() > limit)
+				ck("dat_evd_dequeue", r);
+		}
+	} else {
+		DAT_RETURN r;
+		do /* a signal may wake the waiter: wait again */
+			r = dat_evd_wait(evd, 10000000, 1, &ev, &n);
+		while (DAT_GET_TYPE(r) == DAT_INTERRUPTED_CALL);
+		ck("dat_evd_wait", r);
+	}
 	if (ev.event_number == DAT_DTO_COMPLETION_EVENT && ev.event_data.dto_completion_event_data.status != DAT_DTO_SUCCESS) {
 		fprintf(stderr, "tcp_bench: DTO status %d\n", ev.event_data.dto_completion_event_data.status);
 		exit(1);
@@ -316,8 +333,8 @@ static int dat(const char *host)
 	}
 	double t3 = now_us();
 	post_send(&p, 8, DAT_COMPLETION_SUPPRESS_FLAG);
-	printf("%s lat8 %.2f\n", ia_name, (t1 - t0) / ITERS);
-	printf("%s bw1m %.0f\n", ia_name, (double)(TOTAL - MSG) / (t3 - t2));
+	printf("%s%s lat8 %.2f\n", ia_name, poll_mode ? "/poll" : "", (t1 - t0) / ITERS);
+	printf("%s%s bw1m %.0f\n", ia_name, poll_mode ? "/poll" : "", (double)(TOTAL - MSG) / (t3 - t2));
 	wait1(p.conn);
 	int r = reap(pid);
 	CK(dat_psp_free(psp));
@@ -328,6 +345,8 @@ int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	alarm(300);
+	const char *pm = getenv("TCP_BENCH_POLL");
+	poll_mode = pm && strcmp(pm, "1") == 0;
 	if (argc == 4 && strcmp(argv[1], "--plain-client") == 0)
 		return plain_client(argv[2], (unsigned)atoi(argv[3]));
 	if (argc == 5 && strcmp(argv[1], "--dat-client") == 0) {

@@ -143,11 +143,22 @@ static const char *conn_name(DAT_EVENT_NUMBER n)
 	}
 }
 
+/* evd_wait is dat_evd_wait restarted after DAT_INTERRUPTED_CALL (a signal
+ * woke the waiter: a consumer waits again). */
+static DAT_RETURN evd_wait(DAT_EVD_HANDLE evd, DAT_TIMEOUT tmo, DAT_EVENT *ev)
+{
+	DAT_COUNT n;
+	DAT_RETURN r;
+	do
+		r = dat_evd_wait(evd, tmo, 1, ev, &n);
+	while (DAT_GET_TYPE(r) == DAT_INTERRUPTED_CALL);
+	return r;
+}
+
 static DAT_EVENT wait_ev(DAT_EVD_HANDLE evd, const char *what)
 {
 	DAT_EVENT ev;
-	DAT_COUNT n;
-	DAT_RETURN r = dat_evd_wait(evd, TMO, 1, &ev, &n);
+	DAT_RETURN r = evd_wait(evd, TMO, &ev);
 	if (r != DAT_SUCCESS)
 		die(what, r);
 	return ev;
@@ -224,9 +235,8 @@ static int server(const char *qual_s, int nconn)
 		for (unsigned s = 0; s < NRECV; s++)
 			post_recv(&p, s); /* before the connection exists */
 		DAT_EVENT ev;
-		DAT_COUNT n;
 		/* a restarting client may take a while: wait up to 60 s */
-		DAT_RETURN r = dat_evd_wait(p.cr, 60000000, 1, &ev, &n);
+		DAT_RETURN r = evd_wait(p.cr, 60000000, &ev);
 		if (r != DAT_SUCCESS)
 			die("connection request", r);
 		DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
@@ -239,7 +249,7 @@ static int server(const char *qual_s, int nconn)
 		want_conn(&p, DAT_CONNECTION_EVENT_ESTABLISHED, NULL, "accept");
 		const char *end = NULL;
 		while (!end) {
-			r = dat_evd_wait(p.dto, 200000, 1, &ev, &n);
+			r = evd_wait(p.dto, 200000, &ev);
 			if (r == DAT_SUCCESS) {
 				DAT_DTO_COMPLETION_EVENT_DATA d = ev.event_data.dto_completion_event_data;
 				if (d.status != DAT_DTO_SUCCESS)
@@ -257,7 +267,7 @@ static int server(const char *qual_s, int nconn)
 		}
 		printf("END %s\n", end);
 		/* Drain the flushes, then make the EP reusable. */
-		while (dat_evd_wait(p.dto, 100000, 1, &ev, &n) == DAT_SUCCESS)
+		while (evd_wait(p.dto, 100000, &ev) == DAT_SUCCESS)
 			;
 		CHECK(dat_ep_reset(p.ep));
 		while (dat_evd_dequeue(p.dto, &ev) == DAT_SUCCESS)
@@ -296,8 +306,7 @@ static struct offer connect_retry(struct peer *p, double limit_ms)
 			fprintf(stderr, "xfer client: connect: %s\n", conn_name(ev.event_number));
 			exit(1);
 		}
-		DAT_COUNT n;
-		while (dat_evd_wait(p->dto, 0, 1, &ev, &n) == DAT_SUCCESS)
+		while (evd_wait(p->dto, 0, &ev) == DAT_SUCCESS)
 			;
 		CHECK(dat_ep_reset(p->ep));
 		while (dat_evd_dequeue(p->dto, &ev) == DAT_SUCCESS)
@@ -387,8 +396,7 @@ static void stream(struct peer *p)
 			inflight++;
 		}
 		DAT_EVENT ev;
-		DAT_COUNT n;
-		DAT_RETURN r = dat_evd_wait(p->dto, 200000, 1, &ev, &n);
+		DAT_RETURN r = evd_wait(p->dto, 200000, &ev);
 		if (r == DAT_SUCCESS) {
 			DAT_DTO_COMPLETION_EVENT_DATA d = ev.event_data.dto_completion_event_data;
 			if (d.status == DAT_DTO_SUCCESS && d.user_cookie.as_64 == 1000) {
@@ -407,7 +415,7 @@ static void stream(struct peer *p)
 			printf("EVENT %s\n", conn_name(ev.event_number));
 			if (ev.event_number != DAT_CONNECTION_EVENT_BROKEN && ev.event_number != DAT_CONNECTION_EVENT_DISCONNECTED)
 				exit(1);
-			while (dat_evd_wait(p->dto, 100000, 1, &ev, &n) == DAT_SUCCESS)
+			while (evd_wait(p->dto, 100000, &ev) == DAT_SUCCESS)
 				;
 			CHECK(dat_ep_reset(p->ep));
 			while (dat_evd_dequeue(p->dto, &ev) == DAT_SUCCESS)
