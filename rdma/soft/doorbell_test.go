@@ -59,3 +59,33 @@ func TestDoorbellWaitIntr(t *testing.T) {
 		t.Fatal("a ring did not end the sleep")
 	}
 }
+
+// The Go runtime's preemption signal (SIGURG) reaching a sleeping thread is
+// not the consumer's signal: the sleep goes on and reports no interruption.
+func TestDoorbellWaitIgnoresPreemptSignal(t *testing.T) {
+	d, err := Open(map[string]string{"transport": "shm"})
+	require.NoError(t, err)
+	defer d.Close()
+	db := d.Doorbell().(rdma.InterruptibleDoorbell)
+
+	tid := make(chan int)
+	done := make(chan bool)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		tid <- unix.Gettid()
+		done <- db.WaitIntr(db.Seq(), 300*time.Millisecond)
+	}()
+	id := <-tid
+	for {
+		select {
+		case interrupted := <-done:
+			require.False(t, interrupted, "SIGURG reported as an interruption")
+			return
+		case <-time.After(5 * time.Millisecond):
+			require.NoError(t, unix.Tgkill(os.Getpid(), id, unix.SIGURG))
+		case <-time.After(10 * time.Second):
+			t.Fatal("the sleep did not end at its timeout")
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package soft
 
 import (
+	"runtime"
 	"time"
 	"unsafe"
 
@@ -12,8 +13,21 @@ const (
 	futexWake = 1 // FUTEX_WAKE
 )
 
+// preemptSignal is the signal the Go runtime preempts goroutines with.
+var preemptSignal = func() (s unix.Sigset_t) {
+	s.Val[(unix.SIGURG-1)/64] = 1 << ((unix.SIGURG - 1) % 64)
+	return s
+}()
+
 // futexWaitOn sleeps while *addr == val, at most d (d < 0: no bound). It
 // reports whether a signal handler interrupted the sleep (EINTR).
+//
+// The Go runtime's own preemption signal must not count: one sent while the
+// thread was still in Go code can land during the sleep, and the consumer
+// would see DAT_INTERRUPTED_CALL for a signal it never had. So SIGURG is
+// blocked on this thread for the sleep and delivered after it; a thread in
+// a system call needs no preemption. The thread is locked so that the mask
+// is restored on the thread it was changed on.
 func futexWaitOn(addr uintptr, val uint32, d time.Duration) bool {
 	var tsp uintptr
 	var ts unix.Timespec
@@ -21,7 +35,14 @@ func futexWaitOn(addr uintptr, val uint32, d time.Duration) bool {
 		ts = unix.NsecToTimespec(int64(d))
 		tsp = uintptr(unsafe.Pointer(&ts))
 	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var old unix.Sigset_t
+	masked := unix.PthreadSigmask(unix.SIG_BLOCK, &preemptSignal, &old) == nil
 	_, _, errno := unix.Syscall6(unix.SYS_FUTEX, addr, futexWait, uintptr(val), tsp, 0, 0)
+	if masked {
+		_ = unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
+	}
 	return errno == unix.EINTR
 }
 
