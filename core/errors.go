@@ -243,6 +243,9 @@ func AsError(err error) Error {
 	if err == nil {
 		return Error{}
 	}
+	if e, ok := err.(Error); ok { // every hot-path error: no reflection
+		return e
+	}
 	var e Error
 	if errors.As(err, &e) {
 		return e

@@ -48,8 +48,13 @@ type EVD struct {
 	// on this EVD; waits on it need a threshold of 1.
 	notifyCtl int
 	dead      bool
-	sources   []progressor
 
+	// Read without e.mu on the dequeue fast path: sources is replaced
+	// (copy on write) under e.mu; queued mirrors count and blocked is
+	// dead || waiting, both stored under e.mu.
+	sources  atomic.Pointer[[]progressor]
+	queued   atomic.Int32 // 0: empty; otherwise non-empty
+	blocked  atomic.Bool
 	sleepers atomic.Int32
 }
 
@@ -113,8 +118,15 @@ func (e *EVD) push(ev *Event) {
 		e.grow(2 * len(e.ring))
 	}
 	ev.EVD = e
-	e.ring[(e.head+e.count)%len(e.ring)] = *ev
+	i := e.head + e.count // no division on the hot path
+	if i >= len(e.ring) {
+		i -= len(e.ring)
+	}
+	e.ring[i] = *ev
 	e.count++
+	if e.count == 1 {
+		e.queued.Store(1) // only the empty/non-empty edge is published
+	}
 	if ev.notify {
 		e.notifies++
 	}
@@ -151,8 +163,13 @@ func (e *EVD) popLocked(out *Event) {
 	slot := &e.ring[e.head]
 	*out = *slot
 	*slot = Event{}
-	e.head = (e.head + 1) % len(e.ring)
+	if e.head++; e.head == len(e.ring) {
+		e.head = 0
+	}
 	e.count--
+	if e.count == 0 {
+		e.queued.Store(0)
+	}
 	if out.notify {
 		e.notifies--
 	}
@@ -167,11 +184,12 @@ func (e *EVD) popLocked(out *Event) {
 // progress lets every transport object feeding this EVD turn arrivals into
 // events. It runs without e.mu held because backends push into the EVD.
 func (e *EVD) progress() int {
-	e.mu.Lock()
-	src := e.sources
-	e.mu.Unlock()
+	src := e.sources.Load()
+	if src == nil {
+		return 0
+	}
 	n := 0
-	for _, s := range src {
+	for _, s := range *src {
 		n += s.Progress()
 	}
 	return n
@@ -180,33 +198,45 @@ func (e *EVD) progress() int {
 func (e *EVD) addSource(p progressor) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, s := range e.sources {
+	var old []progressor
+	if p := e.sources.Load(); p != nil {
+		old = *p
+	}
+	for _, s := range old {
 		if s == p {
 			return
 		}
 	}
 	// Copy on write: progress iterates a snapshot without the lock.
-	src := make([]progressor, len(e.sources), len(e.sources)+1)
-	copy(src, e.sources)
-	e.sources = append(src, p)
+	src := make([]progressor, len(old), len(old)+1)
+	copy(src, old)
+	src = append(src, p)
+	e.sources.Store(&src)
 }
 
 func (e *EVD) removeSource(p progressor) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	src := make([]progressor, 0, len(e.sources))
-	for _, s := range e.sources {
+	var old []progressor
+	if p := e.sources.Load(); p != nil {
+		old = *p
+	}
+	src := make([]progressor, 0, len(old))
+	for _, s := range old {
 		if s != p {
 			src = append(src, s)
 		}
 	}
-	e.sources = src
+	e.sources.Store(&src)
 }
 
-// Dequeue removes the first event (dat_evd_dequeue).
+// Dequeue removes the first event (dat_evd_dequeue). A consumer polling an
+// empty EVD takes no lock of the EVD: only the transport's progress runs.
 func (e *EVD) Dequeue(out *Event) error {
-	if err := e.tryDequeue(out); err != ErrQueueEmpty {
-		return err
+	if e.queued.Load() != 0 || e.blocked.Load() {
+		if err := e.tryDequeue(out); err != ErrQueueEmpty {
+			return err
+		}
 	}
 	if e.progress() == 0 {
 		return ErrQueueEmpty
@@ -216,17 +246,19 @@ func (e *EVD) Dequeue(out *Event) error {
 
 func (e *EVD) tryDequeue(out *Event) error {
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	var err error
 	switch {
 	case e.dead:
-		return ErrHandle(SubNone)
+		err = ErrHandle(SubNone)
 	case e.waiting:
-		return ErrState(SubStateEVDWaiter)
+		err = ErrState(SubStateEVDWaiter)
 	case e.count == 0:
-		return ErrQueueEmpty
+		err = ErrQueueEmpty
+	default:
+		e.popLocked(out)
 	}
-	e.popLocked(out)
-	return nil
+	e.mu.Unlock()
+	return err
 }
 
 // Wait removes the first event once threshold events are queued, or fails
@@ -254,12 +286,14 @@ func (e *EVD) Wait(timeout time.Duration, threshold int, out *Event) (int, error
 		return 0, ErrState(SubStateEVDConfigNotify)
 	}
 	e.waiting = true
+	e.blocked.Store(true)
 	e.mu.Unlock()
 
 	n, err := e.waitLoop(timeout, threshold, out)
 
 	e.mu.Lock()
 	e.waiting = false
+	e.blocked.Store(e.dead)
 	e.mu.Unlock()
 	return n, err
 }
@@ -451,6 +485,7 @@ func (e *EVD) Free() error {
 func (e *EVD) destroyLocked() {
 	e.mu.Lock()
 	e.dead = true
+	e.blocked.Store(true)
 	cno := e.cno
 	e.cno = nil
 	for i := 0; i < e.count; i++ {
@@ -459,6 +494,7 @@ func (e *EVD) destroyLocked() {
 	}
 	e.ring = nil
 	e.count, e.notifies = 0, 0
+	e.queued.Store(0)
 	e.mu.Unlock()
 	if cno != nil {
 		cno.detach(e, true)

@@ -1,0 +1,272 @@
+package core
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+const testBound = 10 * time.Second // a hang is a failure, not a stuck test
+
+// condDoorbell is a doorbell with no spinning: waits sleep on a condition
+// variable until the count moves, so core's own ordering is what is tested.
+type condDoorbell struct {
+	mu  sync.Mutex
+	c   *sync.Cond
+	seq uint32
+}
+
+func newCondDoorbell() *condDoorbell {
+	d := &condDoorbell{}
+	d.c = sync.NewCond(&d.mu)
+	return d
+}
+
+func (d *condDoorbell) Seq() uint32 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.seq
+}
+
+func (d *condDoorbell) Ring() {
+	d.mu.Lock()
+	d.seq++
+	d.mu.Unlock()
+	d.c.Broadcast()
+}
+
+func (d *condDoorbell) Wait(seq uint32, dur time.Duration) {
+	if dur > 0 {
+		t := time.AfterFunc(dur, d.Ring) // a bounded wait ends by a ring
+		defer t.Stop()
+	}
+	d.mu.Lock()
+	for d.seq == seq && dur != 0 {
+		d.c.Wait()
+	}
+	d.mu.Unlock()
+}
+
+type nopHandles struct{}
+
+func (nopHandles) Bind(Obj) error { return nil }
+func (nopHandles) Release(Obj)    {}
+
+// testEVD is an EVD on a bare IA whose doorbell is a condDoorbell.
+func testEVD(t *testing.T, flags EVDFlags) *EVD {
+	t.Helper()
+	ia := &IA{doorbell: newCondDoorbell(), evds: map[*EVD]struct{}{}, handles: nopHandles{}}
+	ia.attr.MaxEVDQLen = 1 << 20
+	return newEVD(ia, 1<<16, flags, nil)
+}
+
+// arrivals is a transport object whose Progress turns "arrived" work into
+// completions on the EVD, like a queue pair: the producer marks work
+// arrived, then rings the doorbell, as a backend does.
+type arrivals struct {
+	evd     *EVD
+	pending atomic.Int32
+	late    atomic.Int32 // arrivals to inject right after Progress looked
+}
+
+func (a *arrivals) Progress() int {
+	n := 0
+	for a.pending.Load() > 0 {
+		a.pending.Add(-1)
+		a.evd.push(&Event{Number: EventDTOCompletion, Cookie: 7, notify: true})
+		n++
+	}
+	if n == 0 && a.late.Load() > 0 {
+		a.late.Add(-1)
+		a.arrive() // as if another thread's arrival just missed this look
+	}
+	return n
+}
+
+func (a *arrivals) arrive() {
+	a.pending.Add(1)
+	a.evd.ia.doorbell.Ring()
+}
+
+// jitter spends a varied amount of time so that producers hit every window
+// of the waiter: before it reads the count, while it checks, while asleep.
+func jitter() {
+	switch rand.IntN(6) {
+	case 0, 1:
+	case 2, 3:
+		runtime.Gosched()
+	case 4:
+		for n := rand.IntN(3000); n > 0; n-- {
+			_ = n * n
+		}
+	case 5:
+		time.Sleep(time.Duration(rand.IntN(50)) * time.Microsecond)
+	}
+}
+
+// Every software event and every transport arrival posted while a thread
+// waits wakes it: dat_evd_wait never sleeps through an event.
+func TestEVDWaitNoLostWakeup(t *testing.T) {
+	for _, viaTransport := range []bool{false, true} {
+		name := map[bool]string{false: "software events", true: "transport arrivals"}[viaTransport]
+		t.Run(name, func(t *testing.T) {
+			e := testEVD(t, EVDSoftware|EVDDTO)
+			src := &arrivals{evd: e}
+			e.addSource(src)
+			const rounds = 2000
+			errs := make(chan error, 1)
+			go func() {
+				var ev Event
+				for i := 0; i < rounds; i++ {
+					if _, err := e.Wait(-1, 1, &ev); err != nil {
+						errs <- err
+						return
+					}
+				}
+				errs <- nil
+			}()
+			for i := 0; i < rounds; i++ {
+				jitter()
+				if viaTransport {
+					src.arrive()
+				} else {
+					require.NoError(t, e.PostSE(uint64(i)))
+				}
+				// One event at a time, so that each round is a fresh wait.
+				for e.queued.Load() != 0 {
+					runtime.Gosched()
+				}
+			}
+			select {
+			case err := <-errs:
+				require.NoError(t, err, "a wait missed its event")
+			case <-time.After(2 * testBound):
+				t.Fatal("waiter hung")
+			}
+		})
+	}
+}
+
+// Work that arrives just after the waiter's progress looked, but before it
+// sleeps, still wakes it: the waiter reads the doorbell count before it
+// progresses, so the arrival's ring moves the count it sleeps on.
+func TestEVDWaitArrivalDuringProgress(t *testing.T) {
+	e := testEVD(t, EVDDTO)
+	src := &arrivals{evd: e}
+	e.addSource(src)
+	src.late.Store(1)
+	got := make(chan Event, 1)
+	go func() {
+		var ev Event
+		if _, err := e.Wait(-1, 1, &ev); err == nil {
+			got <- ev
+		}
+	}()
+	select {
+	case ev := <-got:
+		require.Equal(t, EventDTOCompletion, ev.Number)
+	case <-time.After(testBound):
+		t.Fatal("the arrival between progress and sleep was missed: the waiter sleeps on")
+	}
+}
+
+// The dequeue fast path (no lock when empty) still reports every state:
+// events, DAT_QUEUE_EMPTY, a waiter's exclusive hold, a freed EVD.
+func TestEVDDequeueStates(t *testing.T) {
+	e := testEVD(t, EVDSoftware|EVDDTO)
+	src := &arrivals{evd: e}
+	e.addSource(src)
+	var ev Event
+	require.Equal(t, ErrQueueEmpty, e.Dequeue(&ev))
+
+	require.NoError(t, e.PostSE(42))
+	require.NoError(t, e.Dequeue(&ev))
+	require.Equal(t, EventSoftware, ev.Number)
+	require.Equal(t, uint64(42), ev.Pointer)
+	require.Equal(t, ErrQueueEmpty, e.Dequeue(&ev))
+
+	src.pending.Add(1) // arrived, not yet progressed: dequeue progresses it
+	require.NoError(t, e.Dequeue(&ev))
+	require.Equal(t, EventDTOCompletion, ev.Number)
+	require.Equal(t, uint64(7), ev.Cookie)
+
+	waited := make(chan error, 1)
+	go func() {
+		var w Event
+		_, err := e.Wait(testBound, 1, &w)
+		waited <- err
+	}()
+	deadline := time.Now().Add(testBound)
+	for !e.blocked.Load() {
+		require.True(t, time.Now().Before(deadline), "the waiter never started")
+		runtime.Gosched()
+	}
+	require.Equal(t, ErrState(SubStateEVDWaiter), e.Dequeue(&ev), "a waiter holds the EVD")
+	require.NoError(t, e.PostSE(1))
+	require.NoError(t, <-waited)
+	require.Equal(t, ErrQueueEmpty, e.Dequeue(&ev), "the waiter released the EVD")
+
+	require.NoError(t, e.PostSE(2))
+	e.ia.mu.Lock()
+	e.destroyLocked()
+	e.ia.mu.Unlock()
+	require.Equal(t, ErrHandle(SubNone), e.Dequeue(&ev))
+}
+
+// Producers on many threads, one consumer polling with Dequeue: nothing is
+// lost or duplicated, and an EVD holding events never reports empty once
+// the producers are done.
+func TestEVDDequeueConcurrent(t *testing.T) {
+	e := testEVD(t, EVDSoftware|EVDDTO)
+	src := &arrivals{evd: e}
+	e.addSource(src)
+	const producers, each = 4, 2000
+	var wg sync.WaitGroup
+	for p := 0; p < producers; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				if i%2 == 0 {
+					src.arrive()
+				} else {
+					require.NoError(t, e.PostSE(1))
+				}
+				if i%64 == 0 {
+					runtime.Gosched()
+				}
+			}
+		}()
+	}
+	got := 0
+	var ev Event
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	deadline := time.Now().Add(testBound)
+	for producing := true; producing || got < producers*each; {
+		select {
+		case <-done:
+			producing = false
+		default:
+		}
+		switch err := e.Dequeue(&ev); err {
+		case nil:
+			got++
+		case ErrQueueEmpty:
+			if !producing {
+				require.Zero(t, src.pending.Load()+int32(e.queued.Load()), "empty reported with events queued")
+			}
+			require.True(t, time.Now().Before(deadline), "only %d of %d events", got, producers*each)
+			runtime.Gosched()
+		default:
+			t.Fatal(err)
+		}
+	}
+	require.Equal(t, producers*each, got)
+	require.Equal(t, ErrQueueEmpty, e.Dequeue(&ev))
+}
