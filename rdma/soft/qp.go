@@ -445,7 +445,7 @@ func (q *qp) drainData() int {
 		switch kind {
 		case msgInline:
 			if status == rdma.StatusSuccess {
-				q.scatter(r, m.b[off+slotHdr:off+slotHdr+int(L)])
+				q.scatter(r, m.b[off+msgOffData:off+msgOffData+int(L)])
 			}
 		case msgRendezvous:
 			ack := rdma.StatusSuccess
@@ -620,7 +620,7 @@ func (q *qp) exec(e *sendEnt, pos uint64) bool {
 		m.put64(off+msgOffLen, L)
 		if !rdv {
 			m.put32(off+msgOffKind, msgInline)
-			dst := m.b[off+slotHdr : off+slotHdr+int(L)]
+			dst := m.b[off+msgOffData : off+msgOffData+int(L)]
 			for i := range sgl {
 				n := copy(dst, userBytes(sgl[i].Addr, sgl[i].Length))
 				dst = dst[n:]

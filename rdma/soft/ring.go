@@ -4,6 +4,12 @@ package soft
 // is a data ring (inline payload or a rendezvous descriptor per slot) and a
 // small control ring (rendezvous acks), so acks never queue behind
 // unmatched messages.
+//
+// A slot is published by the sequence word at its start (position + 1),
+// stored last; the consumer polls the slot at its tail, not a shared head
+// index. A small message (header and payload in the slot's first 64 bytes)
+// so costs the consumer one cache line from the producer, not three (head,
+// header, payload).
 
 const (
 	dataSlots  = 64
@@ -13,7 +19,6 @@ const (
 	ctrlSlots  = 256 // also the cap on outstanding rendezvous sends per QP
 	ctrlStride = 32
 
-	ringOffHead    = 0   // uint64, producer index
 	ringOffTail    = 64  // uint64, consumer index
 	ringOffBlocked = 128 // uint32, producer found the ring full
 	ringHdr        = 192
@@ -23,28 +28,34 @@ const (
 	dirSize      = dataRingSize + ctrlRingSize
 	connMemSize  = 2 * dirSize
 
+	slotOffSeq = 0 // uint64 in every slot: position + 1 once published
+
 	// data slot header fields
-	msgOffKind  = 0 // uint32
-	msgOffFlags = 4 // uint32
-	msgOffLen   = 8 // uint64 total message length
-	msgOffID    = 16
-	msgOffPid   = 24
-	msgOffNSGE  = 28
+	msgOffKind  = 8  // uint32
+	msgOffFlags = 12 // uint32
+	msgOffLen   = 16 // uint64 total message length
+	msgOffData  = 24 // inline payload, up to inlineMax bytes
+	msgOffID    = 24 // rendezvous: send id (uint64), pid, SGL count;
+	msgOffPid   = 32 // the SGL entries start at slotHdr
+	msgOffNSGE  = 36
 
 	msgInline     = 1
 	msgRendezvous = 2
 	msgSolicited  = 1
 
 	// control slot fields
-	ctlOffKind   = 0
-	ctlOffStatus = 4
-	ctlOffID     = 8
-	ctlOffLen    = 16
+	ctlOffKind   = 8
+	ctlOffStatus = 12
+	ctlOffID     = 16
+	ctlOffLen    = 24
 	ctlAck       = 1
 )
 
-// ring is one side's view of an SPSC ring. A producer owns head and caches
-// tail; a consumer owns tail and caches head.
+// The inline payload must fit its slot.
+var _ [dataStride - msgOffData - inlineMax]struct{}
+
+// ring is one side's view of an SPSC ring. A producer owns head (private)
+// and caches tail; a consumer owns tail and reads slot sequence words.
 type ring struct {
 	m      shm
 	base   int
@@ -76,19 +87,15 @@ func (r *ring) canPut() bool {
 	return r.head-r.tail < r.n
 }
 
-// put publishes the slot at head.
+// put publishes the slot at head (its contents are written already).
 func (r *ring) put() {
+	r.m.st64(r.slot(r.head)+slotOffSeq, r.head+1)
 	r.head++
-	r.m.st64(r.base+ringOffHead, r.head)
 }
 
 // avail reports whether the consumer has a message at tail.
 func (r *ring) avail() bool {
-	if r.tail != r.head {
-		return true
-	}
-	r.head = r.m.ld64(r.base + ringOffHead)
-	return r.tail != r.head
+	return r.m.ld64(r.slot(r.tail)+slotOffSeq) == r.tail+1
 }
 
 func (r *ring) take() { r.tail++; r.dirty = true }
