@@ -19,7 +19,7 @@ HEADERS := $(wildcard include/dat/*.h)
 # pkg-config, as a consumer would, and the repository's dat.conf.
 TESTENV := PKG_CONFIG_PATH=$(CURDIR)/$(PCDIR) DAT_OVERRIDE=$(CURDIR)/dat.conf
 
-.PHONY: all check install example clean gotest ctest abi headers symbols installcheck coverage sanitize
+.PHONY: all check install example bench clean gotest ctest abi headers symbols installcheck coverage sanitize
 
 # Paths under the prefix are written as ${prefix}/... in dat.pc, so that
 # pkg-config --define-prefix can relocate a staged (DESTDIR) install.
@@ -45,6 +45,11 @@ $(PCDIR)/dat.pc: pkgconfig/dat.pc.in
 # The first README command: build and run a real client/server exchange.
 example: all
 	$(MAKE) -C ctest example TESTENV="$(TESTENV)"
+
+# Benchmarks beside libfabric, UCX and C floors, as one table (not part of
+# check: it measures, it asserts nothing). About two minutes.
+bench: all
+	$(MAKE) -C bench run TESTENV="$(TESTENV)"
 
 check: all gotest abi headers symbols ctest coverage sanitize installcheck
 
