@@ -5,6 +5,7 @@
 #define GODAT_BENCH_COMMON_H
 
 #define _GNU_SOURCE
+#include <sched.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,6 +46,107 @@ static inline uint64_t fill_time(uint64_t probe_n, double probe_s, uint64_t lo, 
 	if (n > (double)hi)
 		return hi;
 	return (uint64_t)n;
+}
+
+/* A measurement is split into BENCH_WINDOWS (default 3) back-to-back
+ * windows and every window's figure is printed; the table shows the median
+ * over all windows of all rounds, for every tool alike (run.sh runs the
+ * peers once per window). On a shared machine a window that another process
+ * interrupted, or one that was unusually lucky, does not decide a cell. */
+static inline unsigned bench_windows(void)
+{
+	const char *s = getenv("BENCH_WINDOWS");
+	int n = s ? atoi(s) : 3;
+	return n >= 1 && n <= 50 ? (unsigned)n : 3;
+}
+
+/* Window bookkeeping: tick() once per operation of a run of count. */
+struct windows {
+	uint64_t per, k;
+	unsigned n, skip; /* windows done; leading windows not to count */
+	unsigned got;     /* windows recorded in t[] */
+	double t0, t[64];
+};
+
+static inline void win_start(struct windows *w, uint64_t count, unsigned skip)
+{
+	unsigned n = bench_windows() + skip;
+	w->per = count / n ? count / n : 1;
+	w->k = 0;
+	w->n = 0;
+	w->got = 0;
+	w->skip = skip;
+	w->t0 = now_s();
+}
+
+static inline void win_tick(struct windows *w)
+{
+	if (++w->k < w->per)
+		return;
+	double t = now_s();
+	if (w->n++ >= w->skip && w->got < sizeof w->t / sizeof *w->t)
+		w->t[w->got++] = (t - w->t0) / (double)w->per;
+	w->t0 = t;
+	w->k = 0;
+}
+
+/* Seconds per operation in the fastest window (probes use it to size the
+ * real run). */
+static inline double win_best(const struct windows *w)
+{
+	double b = 0;
+	for (unsigned i = 0; i < w->got; i++)
+		if (b == 0 || w->t[i] < b)
+			b = w->t[i];
+	return b;
+}
+
+/* The two processes of a measurement run on two different CPUs, as run.sh
+ * also runs the peers: BENCH_CPUS="A,B" (role 0 on A, role 1 on B), by
+ * default the first two CPUs this process may use. With one CPU nothing is
+ * pinned. Pinning keeps the scheduler from stacking two spinning processes
+ * on one CPU, which would measure time slices instead of the transport. */
+static inline int bench_cpu(int role)
+{
+	const char *s = getenv("BENCH_CPUS");
+	int a, b;
+	if (s && sscanf(s, "%d,%d", &a, &b) == 2)
+		return role ? b : a;
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) < 2)
+		return -1;
+	for (int c = 0, n = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set) && n++ == role)
+			return c;
+	return -1;
+}
+
+/* Pins the calling thread (and the threads it starts later) to the CPU of
+ * its role; a parent calls bench_cpus_fix() first, so that the child it
+ * starts, which pins itself after exec, takes the other CPU, and pins
+ * itself only after starting the child (a mask is inherited). */
+static inline void bench_pin(int role)
+{
+	int cpu = bench_cpu(role);
+	if (cpu < 0)
+		return;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof set, &set) != 0)
+		perror("bench: sched_setaffinity");
+}
+
+/* Fixes BENCH_CPUS for this process and the ones it starts, so that a
+ * child pinned after its parent still picks the other CPU. */
+static inline void bench_cpus_fix(void)
+{
+	char v[32];
+	int a = bench_cpu(0), b = bench_cpu(1);
+	if (a < 0 || b < 0 || getenv("BENCH_CPUS"))
+		return;
+	snprintf(v, sizeof v, "%d,%d", a, b);
+	setenv("BENCH_CPUS", v, 1);
 }
 
 /* Starts our own executable again with argv (argv[0] is replaced). */

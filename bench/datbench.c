@@ -22,7 +22,9 @@
  *   bw_write, bw_read   streaming RDMA writes / reads into / from the
  *                       server's buffer, a window in flight; GB/s from the
  *                       first post to the last completion.
- * Every count is sized from a short probe to take about BENCH_TIME seconds.
+ * The two processes run on two different CPUs (bench_cpu in common.h).
+ * Every count is sized from a short probe to take about BENCH_TIME seconds,
+ * split into BENCH_WINDOWS windows with one line each (common.h).
  *
  * Usage: datbench [-i IA] [-o ROWS] [-s SIZE]
  *        ROWS: comma list of row names to run; SIZE: only this size
@@ -237,6 +239,9 @@ static int server(void)
 	snprintf(qs, sizeof qs, "%#" PRIx64, (uint64_t)qual);
 	char *argv[] = {NULL, "--client", qs, ia_name, NULL};
 	pid_t pid = spawn_self(argv);
+	/* Only now: the client must start with every CPU allowed, or its Go
+	 * runtime would size itself for one. */
+	bench_pin(0);
 
 	get_event(s.cr, M_WAIT, &ev, "connection request");
 	if (ev.event_number != DAT_CONNECTION_REQUEST_EVENT)
@@ -295,21 +300,41 @@ static void announce(struct ctrl *c)
 	post_send(&cs, sizeof *c, DAT_COMPLETION_SUPPRESS_FLAG);
 }
 
-/* count round trips of size bytes; returns the seconds they took. */
-static double lat_run(int mode, uint64_t size, uint64_t count)
+/* count round trips of size bytes, timed in windows. */
+static void lat_run(struct windows *w, int mode, uint64_t size, uint64_t count)
 {
 	struct ctrl c = {.test = T_LAT, .mode = mode, .size = size, .count = count};
 	for (uint64_t i = 0; i < LAT_DEPTH && i < count; i++)
 		post_recv(&cs);
 	announce(&c);
-	double t0 = now_s();
+	win_start(w, count, 0);
 	for (uint64_t i = 0; i < count; i++) {
 		post_send(&cs, size, DAT_COMPLETION_SUPPRESS_FLAG);
 		get_dto(cs.rcv, mode, size, "pong");
 		if (i + LAT_DEPTH < count)
 			post_recv(&cs);
+		win_tick(w);
 	}
-	return now_s() - t0;
+}
+
+/* One line per window: "godat ROW SIZE VALUE"; scale turns seconds per
+ * operation into the row's unit. */
+static void report(const char *row, uint64_t size, const struct windows *w, double (*unit)(double, uint64_t))
+{
+	for (unsigned i = 0; i < w->got; i++)
+		printf("godat %s %" PRIu64 " %.3f\n", row, size, unit(w->t[i], size));
+	fflush(stdout);
+}
+
+static double one_way_us(double rtt, uint64_t size)
+{
+	(void)size;
+	return rtt / 2 * 1e6;
+}
+
+static double gbps(double per_op, uint64_t size)
+{
+	return (double)size / per_op / 1e9;
 }
 
 static void lat(int mode, uint64_t size)
@@ -318,11 +343,10 @@ static void lat(int mode, uint64_t size)
 	if (!wanted(row, size))
 		return;
 	uint64_t probe = size >= MiB ? 20 : 200;
-	double t = lat_run(mode, size, probe); /* also the warm-up */
-	uint64_t n = fill_time(probe, t, 100, 2000000);
-	t = lat_run(mode, size, n);
-	printf("godat %s %" PRIu64 " %.3f\n", row, size, t / n / 2 * 1e6);
-	fflush(stdout);
+	struct windows w;
+	lat_run(&w, mode, size, probe); /* also the warm-up */
+	lat_run(&w, mode, size, fill_time(1, win_best(&w), 100, 2000000));
+	report(row, size, &w, one_way_us);
 }
 
 static uint64_t window_for(uint64_t size)
@@ -330,13 +354,16 @@ static uint64_t window_for(uint64_t size)
 	return size >= 16 * MiB ? 4 : 16;
 }
 
-static double sendbw_run(uint64_t size, uint64_t count)
+/* Streams count sends, timed in windows. Sends up to the inline size
+ * complete once copied into the ring, so the first window (the ring
+ * filling) is not counted. */
+static void sendbw_run(struct windows *win, uint64_t size, uint64_t count)
 {
 	uint64_t w = window_for(size), sent = 0, done = 0;
 	struct ctrl c = {.test = T_SENDBW, .size = size, .count = count, .window = w};
 	post_recv(&cs); /* for the receiver's "all received" */
 	announce(&c);
-	double t0 = now_s();
+	win_start(win, count, 1);
 	while (done < count) {
 		while (sent < count && sent - done < w) {
 			post_send(&cs, size, DAT_COMPLETION_DEFAULT_FLAG);
@@ -344,18 +371,19 @@ static double sendbw_run(uint64_t size, uint64_t count)
 		}
 		get_dto(cs.req, M_POLL, size, "streamed send completion");
 		done++;
+		win_tick(win);
 	}
 	get_dto(cs.rcv, M_POLL, 8, "all received");
-	return now_s() - t0;
 }
 
-static double rdma_run(int write, uint64_t size, uint64_t count)
+/* Streams count RDMA writes or reads, timed in windows. */
+static void rdma_run(struct windows *win, int write, uint64_t size, uint64_t count)
 {
 	uint64_t w = window_for(size), sent = 0, done = 0;
 	DAT_LMR_TRIPLET l = seg(&cs, write ? SEND_AREA(&cs) : RECV_AREA(&cs), size);
 	DAT_RMR_TRIPLET r = {.rmr_context = peer.rmr_context, .target_address = peer.addr, .segment_length = size};
 	DAT_DTO_COOKIE ck = {.as_64 = 3};
-	double t0 = now_s();
+	win_start(win, count, 0);
 	while (done < count) {
 		while (sent < count && sent - done < w) {
 			if (write)
@@ -366,8 +394,8 @@ static double rdma_run(int write, uint64_t size, uint64_t count)
 		}
 		get_dto(cs.req, M_POLL, size, write ? "rdma write" : "rdma read");
 		done++;
+		win_tick(win);
 	}
-	return now_s() - t0;
 }
 
 static void bw(const char *row, uint64_t size)
@@ -375,12 +403,16 @@ static void bw(const char *row, uint64_t size)
 	if (!wanted(row, size))
 		return;
 	int kind = strcmp(row, "bw_send") == 0 ? 0 : strcmp(row, "bw_write") == 0 ? 1 : 2;
-	uint64_t probe = 2 * window_for(size);
-	double t = kind == 0 ? sendbw_run(size, probe) : rdma_run(kind == 1, size, probe);
-	uint64_t n = fill_time(probe, t, probe, 10000000);
-	t = kind == 0 ? sendbw_run(size, n) : rdma_run(kind == 1, size, n);
-	printf("godat %s %" PRIu64 " %.3f\n", row, size, (double)size * n / t / 1e9);
-	fflush(stdout);
+	uint64_t probe = 8 * window_for(size);
+	struct windows w;
+	for (int pass = 0; pass < 2; pass++) { /* a probe (and warm-up), then the run */
+		uint64_t n = pass == 0 ? probe : fill_time(1, win_best(&w), probe, 10000000);
+		if (kind == 0)
+			sendbw_run(&w, size, n);
+		else
+			rdma_run(&w, kind == 1, size, n);
+	}
+	report(row, size, &w, gbps);
 }
 
 static int client(const char *qual_s)
@@ -423,6 +455,7 @@ int main(int argc, char **argv)
 	alarm(150); /* a hang is a failure, never a stuck run */
 	if (argc >= 4 && strcmp(argv[1], "--client") == 0) {
 		role = "client";
+		bench_pin(1);
 		ia_name = argv[3];
 		only = getenv("DATBENCH_ROWS");
 		if (getenv("DATBENCH_SIZE"))
@@ -441,5 +474,6 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	bench_cpus_fix();
 	return server();
 }

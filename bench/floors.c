@@ -17,7 +17,9 @@
  *           GB/s of one process_vm_writev / process_vm_readv per buffer
  *           into / out of the other process (cross-memory attach, one
  *           copy, the syscall godat's RDMA and large sends use).
- * Counts are sized from a probe to take about BENCH_TIME seconds each.
+ * Counts are sized from a probe to take about BENCH_TIME seconds each,
+ * split into BENCH_WINDOWS windows with one line each (common.h). The two
+ * processes run on two different CPUs (bench_cpu in common.h).
  */
 #include "common.h"
 
@@ -72,6 +74,7 @@ static void spin_until(_Atomic uint32_t *w, uint32_t v)
 
 static int child(int fd)
 {
+	bench_pin(0); /* the measuring parent takes role 1, like datbench's client */
 	struct shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (sh == MAP_FAILED) {
 		perror("floors child: mmap");
@@ -134,10 +137,18 @@ static void finish(void)
 		futex_await_change(&sh->done, d);
 }
 
-static double pingpong(int futexes, uint64_t size, uint64_t n)
+static void report(const char *row, uint64_t size, const struct windows *w, int lat)
+{
+	for (unsigned i = 0; i < w->got; i++)
+		printf("floor %s %" PRIu64 " %.3f\n", row, size, lat ? w->t[i] / 2 * 1e6 : (double)size / w->t[i] / 1e9);
+	fflush(stdout);
+}
+
+/* n round trips, timed in windows. */
+static void pingpong(struct windows *w, int futexes, uint64_t size, uint64_t n)
 {
 	start(futexes ? OP_FUTEX : OP_FLAG, size, n);
-	double t0 = now_s();
+	win_start(w, n, 0);
 	for (uint32_t i = 1; i <= n; i++) {
 		memcpy(sh->ping, priv, size);
 		if (futexes) {
@@ -147,27 +158,25 @@ static double pingpong(int futexes, uint64_t size, uint64_t n)
 			atomic_store_explicit(&sh->a, i, memory_order_release);
 			spin_until(&sh->b, i);
 		}
+		win_tick(w);
 	}
-	double t = now_s() - t0;
 	finish();
-	return t;
 }
 
 static void lat(const char *row, int futexes, uint64_t size)
 {
-	uint64_t probe = futexes ? 100 : 1000;
-	double t = pingpong(futexes, size, probe);
-	uint64_t n = fill_time(probe, t, 100, 4000000);
-	t = pingpong(futexes, size, n);
-	printf("floor %s %" PRIu64 " %.3f\n", row, size, t / n / 2 * 1e6);
-	fflush(stdout);
+	struct windows w;
+	pingpong(&w, futexes, size, futexes ? 100 : 1000);
+	pingpong(&w, futexes, size, fill_time(1, win_best(&w), 100, 4000000));
+	report(row, size, &w, 1);
 }
 
-static double copy_run(int kind, uint64_t size, uint64_t n, char *src, char *dst)
+/* n copies, timed in windows. */
+static void copy_run(struct windows *w, int kind, uint64_t size, uint64_t n, char *src, char *dst)
 {
 	struct iovec l = {.iov_base = kind == 2 ? dst : src, .iov_len = size};
 	struct iovec r = {.iov_base = (void *)(uintptr_t)sh->child_buf, .iov_len = size};
-	double t0 = now_s();
+	win_start(w, n, 0);
 	for (uint64_t i = 0; i < n; i++) {
 		ssize_t got = (ssize_t)size;
 		if (kind == 0)
@@ -180,18 +189,17 @@ static double copy_run(int kind, uint64_t size, uint64_t n, char *src, char *dst
 			perror("floors: process_vm_*");
 			exit(1);
 		}
+		win_tick(w);
 	}
-	return now_s() - t0;
 }
 
 static void bw(const char *row, int kind, uint64_t size, char *src, char *dst)
 {
+	struct windows w;
 	uint64_t probe = size >= MiB ? 8 : 256;
-	double t = copy_run(kind, size, probe, src, dst);
-	uint64_t n = fill_time(probe, t, probe, 100000000);
-	t = copy_run(kind, size, n, src, dst);
-	printf("floor %s %" PRIu64 " %.3f\n", row, size, (double)size * n / t / 1e9);
-	fflush(stdout);
+	copy_run(&w, kind, size, probe, src, dst);
+	copy_run(&w, kind, size, fill_time(1, win_best(&w), probe, 100000000), src, dst);
+	report(row, size, &w, 0);
 }
 
 int main(int argc, char **argv)
@@ -213,7 +221,9 @@ int main(int argc, char **argv)
 	char fds[16];
 	snprintf(fds, sizeof fds, "%d", fd);
 	char *cargv[] = {NULL, "--child", fds, NULL};
+	bench_cpus_fix();
 	kid = spawn_self(cargv);
+	bench_pin(1);
 	futex_await_change(&sh->done, 0); /* child mapped and ready */
 
 	priv = alloc_buf(LAT_MAX);

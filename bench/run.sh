@@ -6,16 +6,23 @@
 #
 # Usage: run.sh BINDIR        (BINDIR holds datbench and floors)
 # Environment: BENCH_TIME     seconds per measurement (default 0.2)
-#              BENCH_REPEAT   rounds over every tool; each cell keeps the
-#                             best round (default 2)
+#              BENCH_WINDOWS  windows per measurement (default 3; the peers
+#                             are run that many times)
+#              BENCH_REPEAT   rounds over every tool (default 2); a cell is
+#                             the median over rounds x windows values
 #              BENCH_RESULTS  keep the raw results in this file
+#              BENCH_FI_PINGPONG, BENCH_UCX_PERFTEST  the peer programs
+#                             (default: fi_pingpong, ucx_perftest on PATH)
 # Every program runs under `timeout`; a failure shows up as "fail" in its
 # column and the run exits non-zero.
 set -u
 B=${1:?usage: run.sh BINDIR}
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPEAT=${BENCH_REPEAT:-2}
-export BENCH_TIME=${BENCH_TIME:-0.2}
+export BENCH_TIME=${BENCH_TIME:-0.2} BENCH_WINDOWS=${BENCH_WINDOWS:-3}
+# Iterations for a peer window: ($1 = iterations for a 0.2 s measurement)
+# scaled to BENCH_TIME / BENCH_WINDOWS.
+iters() { awk -v n="$1" -v t="$BENCH_TIME" -v w="$BENCH_WINDOWS" 'BEGIN { n = int(n * t / 0.2 / w); print (n < 10 ? 10 : n) }'; }
 TMP=$(mktemp -d /tmp/godat-bench.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 RES=$TMP/results # lines: tool row size value  |  status tool text
@@ -26,7 +33,9 @@ note() { echo "bench: $*" >&2; }
 status() { echo "status $1 $2" >>"$RES"; }
 
 # ---- peers: present, installable, or "n/a (not installed)" ----
-have_peers() { command -v fi_pingpong >/dev/null && command -v ucx_perftest >/dev/null; }
+FI_PINGPONG=${BENCH_FI_PINGPONG:-fi_pingpong}
+UCX_PERFTEST=${BENCH_UCX_PERFTEST:-ucx_perftest}
+have_peers() { command -v "$FI_PINGPONG" >/dev/null && command -v "$UCX_PERFTEST" >/dev/null; }
 if ! have_peers; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 		note "installing the peer tools (libfabric-bin ucx-utils)"
@@ -37,8 +46,26 @@ if ! have_peers; then
 	fi
 fi
 FI=0 UCX=0
-if command -v fi_pingpong >/dev/null && fi_info -p shm >/dev/null 2>&1; then FI=1; else status fi missing; fi
-if command -v ucx_perftest >/dev/null; then UCX=1; else status ucx missing; fi
+if command -v "$FI_PINGPONG" >/dev/null; then FI=1; else status fi missing; note "fi_pingpong: not installed"; fi
+if command -v "$UCX_PERFTEST" >/dev/null; then UCX=1; else status ucx missing; note "ucx_perftest: not installed"; fi
+
+# Every measurement runs its two processes on two different CPUs (the
+# first two allowed, or BENCH_CPUS=A,B); datbench and floors pin themselves
+# from BENCH_CPUS, the peers run under taskset.
+if [ -z "${BENCH_CPUS:-}" ]; then
+	BENCH_CPUS=$(awk '/^Cpus_allowed_list/ {
+		n = split($2, r, ","); out = ""; k = 0
+		for (i = 1; i <= n && k < 2; i++) {
+			m = split(r[i], ab, "-"); hi = (m == 2) ? ab[2] : ab[1]
+			for (c = ab[1]; c <= hi && k < 2; c++) { out = out (k ? "," : "") c; k++ }
+		}
+		if (k == 2) print out }' /proc/self/status)
+fi
+export BENCH_CPUS
+PIN0=() PIN1=()
+if [ -n "$BENCH_CPUS" ] && command -v taskset >/dev/null; then
+	PIN0=(taskset -c "${BENCH_CPUS%,*}") PIN1=(taskset -c "${BENCH_CPUS#*,}")
+fi
 
 # A port for the peers' TCP bootstrap, away from their defaults so that two
 # benches on one host do not meet.
@@ -90,23 +117,26 @@ run_floors() {
 	fi
 }
 
-# fi_pingpong: one run per size; "usec/xfer" is one-way (two transfers per
-# iteration), MB/sec is 1e6 B/s of ping-pong traffic.
+# fi_pingpong: BENCH_WINDOWS runs per size; "usec/xfer" is one-way (two
+# transfers per iteration), MB/sec is 1e6 B/s of ping-pong traffic.
 run_fi() {
 	[ $FI = 1 ] || return 0
-	local s n p
-	for s in 8:20000 64:20000 4096:20000 65536:5000 1048576:1000 16777216:40; do
-		n=${s#*:} s=${s%:*} p=$(port)
-		if serve_and_run "$TMP/fi" fi_pingpong -p shm -e rdm -B "$p" -I "$n" -S "$s" -- \
-			fi_pingpong -p shm -e rdm -P "$p" -I "$n" -S "$s" 127.0.0.1; then
-			awk -v s="$s" 'NF == 8 && $1 ~ /^[0-9]/ { print "fi lat " s, $7; print "fi bw " s, $6 / 1000 }' \
-				"$TMP/fi" >>"$RES"
-		else
-			note "fi_pingpong -S $s failed:"
-			tail -3 "$TMP/fi" >&2
-			status fi fail
-			failed=1
-		fi
+	local s n p w
+	for s in 8:140000 64:140000 4096:50000 65536:20000 1048576:1600 16777216:60; do
+		n=$(iters ${s#*:}) s=${s%:*}
+		for w in $(seq "$BENCH_WINDOWS"); do
+			p=$(port)
+			if serve_and_run "$TMP/fi" "${PIN0[@]}" "$FI_PINGPONG" -p shm -e rdm -B "$p" -I "$n" -S "$s" -- \
+				"${PIN1[@]}" "$FI_PINGPONG" -p shm -e rdm -P "$p" -I "$n" -S "$s" 127.0.0.1; then
+				awk -v s="$s" 'NF == 8 && $1 ~ /^[0-9]/ { print "fi lat " s, $7; print "fi bw " s, $6 / 1000 }' \
+					"$TMP/fi" >>"$RES"
+			else
+				note "fi_pingpong -S $s failed:"
+				tail -3 "$TMP/fi" >&2
+				status fi fail
+				failed=1
+			fi
+		done
 	done
 }
 
@@ -115,28 +145,36 @@ run_ucx() {
 	[ $UCX = 1 ] || return 0
 	local p
 	p=$(port)
-	cat >"$TMP/ucx.batch" <<-EOF
-		lat_8 -t tag_lat -s 8 -n 100000 -w 10000
-		lat_64 -t tag_lat -s 64 -n 100000 -w 10000
-		lat_4096 -t tag_lat -s 4096 -n 50000 -w 5000
-		lat_65536 -t tag_lat -s 65536 -n 10000 -w 1000
-		lat_1048576 -t tag_lat -s 1048576 -n 1000 -w 100
-		bw_send_4096 -t tag_bw -s 4096 -n 200000 -w 20000
-		bw_send_65536 -t tag_bw -s 65536 -n 20000 -w 2000
-		bw_send_1048576 -t tag_bw -s 1048576 -n 2000 -w 200
-		bw_send_16777216 -t tag_bw -s 16777216 -n 100 -w 10
-		bw_write_4096 -t ucp_put_bw -s 4096 -n 200000 -w 20000
-		bw_write_65536 -t ucp_put_bw -s 65536 -n 20000 -w 2000
-		bw_write_1048576 -t ucp_put_bw -s 1048576 -n 2000 -w 200
-		bw_write_16777216 -t ucp_put_bw -s 16777216 -n 100 -w 10
-		bw_read_4096 -t ucp_get -s 4096 -n 200000 -w 20000
-		bw_read_65536 -t ucp_get -s 65536 -n 20000 -w 2000
-		bw_read_1048576 -t ucp_get -s 1048576 -n 2000 -w 200
-		bw_read_16777216 -t ucp_get -s 16777216 -n 100 -w 10
+	# name test size iterations-for-0.2s; each line BENCH_WINDOWS times
+	local w name t size n
+	: >"$TMP/ucx.batch"
+	while read -r name t size n; do
+		n=$(iters "$n")
+		for w in $(seq "$BENCH_WINDOWS"); do
+			echo "${name}_$size -t $t -s $size -n $n -w $((n / 10 + 1))" >>"$TMP/ucx.batch"
+		done
+	done <<-EOF
+		lat tag_lat 8 250000
+		lat tag_lat 64 250000
+		lat tag_lat 4096 60000
+		lat tag_lat 65536 20000
+		lat tag_lat 1048576 1600
+		bw_send tag_bw 4096 250000
+		bw_send tag_bw 65536 50000
+		bw_send tag_bw 1048576 3000
+		bw_send tag_bw 16777216 100
+		bw_write ucp_put_bw 4096 1000000
+		bw_write ucp_put_bw 65536 100000
+		bw_write ucp_put_bw 1048576 4000
+		bw_write ucp_put_bw 16777216 100
+		bw_read ucp_get 4096 1000000
+		bw_read ucp_get 65536 100000
+		bw_read ucp_get 1048576 4000
+		bw_read ucp_get 16777216 100
 	EOF
 	if UCX_TLS=posix,cma UCX_WARN_UNUSED_ENV_VARS=n serve_and_run "$TMP/ucx" \
-		ucx_perftest -p "$p" -b "$TMP/ucx.batch" -- \
-		ucx_perftest 127.0.0.1 -p "$p" -b "$TMP/ucx.batch" -f; then
+		"${PIN0[@]}" "$UCX_PERFTEST" -p "$p" -b "$TMP/ucx.batch" -- \
+		"${PIN1[@]}" "$UCX_PERFTEST" 127.0.0.1 -p "$p" -b "$TMP/ucx.batch" -f; then
 		awk '$1 ~ /^(lat|bw_[a-z]+)_[0-9]+$/ && NF >= 9 {
 			n = split($1, f, "_"); size = f[n]; row = (n == 2) ? "lat" : f[1] "_" f[2]
 			if (row == "lat") print "ucx lat " size, $4
@@ -150,6 +188,7 @@ run_ucx() {
 	fi
 }
 
+note "processes pinned to CPUs ${BENCH_CPUS:-(none: one CPU)}"
 note "measuring ($REPEAT rounds of godat, floors, libfabric, UCX; ~${BENCH_TIME}s per figure)"
 for r in $(seq "$REPEAT"); do
 	run_godat
@@ -158,5 +197,6 @@ for r in $(seq "$REPEAT"); do
 	run_ucx
 done
 [ -n "${BENCH_RESULTS:-}" ] && cp "$RES" "$BENCH_RESULTS"
-awk -v repeat="$REPEAT" -v cpus="$(nproc)" -v kernel="$(uname -r)" -f "$HERE/table.awk" "$RES"
+awk -v repeat="$REPEAT" -v windows="$BENCH_WINDOWS" -v btime="$BENCH_TIME" -v cpus="$(nproc)" \
+	-v kernel="$(uname -r)" -f "$HERE/table.awk" "$RES"
 exit $failed

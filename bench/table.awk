@@ -1,17 +1,23 @@
 # Prints the `make bench` table from run.sh's results: lines
-# "tool row size value" (tool: godat, floor, fi, ucx) and "status tool what".
-# Each cell keeps the best value over the rounds (lowest latency, highest
-# bandwidth). Variables: repeat, cpus, kernel.
-
-function islat(row) { return row ~ /^(lat|lat_poll|lat_wait|flag|futex)$/ }
+# "tool row size value" (tool: godat, floor, fi, ucx; one line per
+# measurement window) and "status tool what". Each cell is the median of its
+# values. Variables: repeat, windows, cpus, kernel.
 
 {
 	if ($1 == "status") { st[$2] = $3; next }
 	k = $1 SUBSEP $2 SUBSEP $3
-	v = $4 + 0
-	if (!(k in best) || (islat($2) ? v < best[k] : v > best[k]))
-		best[k] = v
+	vals[k] = (k in vals) ? vals[k] " " $4 : $4
 }
+
+# the median of a space-separated list of numbers
+function median(list,    a, n, i, j, t) {
+	n = split(list, a, " ")
+	for (i = 2; i <= n; i++) # insertion sort: a handful of values
+		for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+	return n % 2 ? a[(n + 1) / 2] + 0 : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+
+END { for (k in vals) { best[k] = median(vals[k]); count[k] = split(vals[k], tmp, " ") } }
 
 function label(s) {
 	if (s >= 1048576) return (s / 1048576) " MiB"
@@ -58,14 +64,16 @@ function header(title) {
 }
 
 END {
+	# (the END above computed the medians; awk runs END blocks in order)
 	split("8 64 4096 65536 1048576", lats, " ")
 	split("4096 65536 1048576 16777216", bws, " ")
-	printf "godat benchmark: %s CPUs, Linux %s; every column measured in this run, best of %s rounds per cell.\n", cpus, kernel, repeat
+	printf "godat benchmark: %s CPUs, Linux %s; every column measured in this run; each cell is the median\n", cpus, kernel
+	printf "of %s windows (%s rounds x %s windows of ~%ss/%s per figure, for every tool).\n", repeat * windows, repeat, windows, btime, windows
 	printf "Latency: one-way us (round trip / 2), lower is better. Bandwidth: GB/s (1e9 B/s), higher is better.\n\n"
 	printf "  %-8s %9s %9s %9s %9s %9s %9s  %-13s %-13s %s\n", "size", "godat", "libfabric", "UCX", "floor", "floor", "floor", "ratio", "goal", ""
 	printf "  %-8s %9s %9s %9s %9s %9s %9s\n", "", "", "shm", "posix,cma", "shm/futex", "memcpy", "proc_vm"
 
-	header("send/recv ping-pong latency, dat_evd_dequeue polling (floor: shared-memory flag ping-pong)")
+	header("send/recv ping-pong latency, dat_evd_dequeue polling (floor: shared-memory flag ping-pong across CPUs)")
 	for (i = 1; i <= 5; i++) {
 		s = lats[i]
 		if (s == 8)
@@ -78,7 +86,7 @@ END {
 			line(label(s), cell("godat", "lat_poll", s), cell("fi", "lat", s), cell("ucx", "lat", s), cell("floor", "flag", s), "-", "-",
 				"ucx", "lat", "UCX", s, "lat_poll", "", 0)
 	}
-	header("send/recv ping-pong latency, dat_evd_wait (floor: futex wake-up ping-pong; the peers poll)")
+	header("send/recv ping-pong latency, dat_evd_wait (floor: futex wake-up ping-pong across CPUs; the peers poll)")
 	for (i = 1; i <= 5; i++) {
 		s = lats[i]
 		line(label(s), cell("godat", "lat_wait", s), "-", "-", cell("floor", "futex", s), "-", "-",
