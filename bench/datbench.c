@@ -16,12 +16,13 @@
  *                       is sent); the receive is reaped by spinning on
  *                       dat_evd_dequeue (poll) or by dat_evd_wait (wait).
  *                       Both sides use the same mode.
- *   bw_send             streaming sends, a window of signalled sends in
- *                       flight; GB/s (1e9 B/s) from the first post until
- *                       the receiver reports it received them all.
+ *   bw_send             streaming sends from the server, a window of
+ *                       signalled sends in flight and as many receives
+ *                       posted; GB/s (1e9 B/s) of messages received,
+ *                       measured at the receiver.
  *   bw_write, bw_read   streaming RDMA writes / reads into / from the
- *                       server's buffer, a window in flight; GB/s from the
- *                       first post to the last completion.
+ *                       server's buffer, a window in flight; GB/s of
+ *                       completed operations.
  * The two processes run on two different CPUs (bench_cpu in common.h).
  * Every count is sized from a short probe to take about BENCH_TIME seconds,
  * split into BENCH_WINDOWS windows with one line each (common.h).
@@ -210,20 +211,19 @@ static void serve_lat(struct side *s, struct ctrl *c)
 	post_recv(s); /* the next control message */
 }
 
+/* The server streams; the client receives and measures. */
 static void serve_sendbw(struct side *s, struct ctrl *c)
 {
-	uint64_t posted = 0;
-	for (; posted < c->window && posted < c->count; posted++)
-		post_recv(s);
-	for (uint64_t got = 0; got < c->count; got++) {
-		get_dto(s->rcv, M_POLL, c->size, "streamed send");
-		if (posted < c->count) {
-			post_recv(s);
-			posted++;
-		}
-	}
+	uint64_t sent = 0, done = 0;
 	post_recv(s); /* the next control message */
-	post_send(s, 8, DAT_COMPLETION_SUPPRESS_FLAG);
+	while (done < c->count) {
+		while (sent < c->count && sent - done < c->window) {
+			post_send(s, c->size, DAT_COMPLETION_DEFAULT_FLAG);
+			sent++;
+		}
+		get_dto(s->req, M_POLL, c->size, "streamed send completion");
+		done++;
+	}
 }
 
 static int server(void)
@@ -354,26 +354,25 @@ static uint64_t window_for(uint64_t size)
 	return size >= 16 * MiB ? 4 : 16;
 }
 
-/* Streams count sends, timed in windows. Sends up to the inline size
- * complete once copied into the ring, so the first window (the ring
- * filling) is not counted. */
+/* Receives count streamed sends from the server, timed in windows at the
+ * receiver (bytes placed). The first window (the ring filling while the
+ * receives were being posted) is not counted. */
 static void sendbw_run(struct windows *win, uint64_t size, uint64_t count)
 {
-	uint64_t w = window_for(size), sent = 0, done = 0;
+	uint64_t w = window_for(size), posted = 0;
 	struct ctrl c = {.test = T_SENDBW, .size = size, .count = count, .window = w};
-	post_recv(&cs); /* for the receiver's "all received" */
+	for (; posted < w && posted < count; posted++)
+		post_recv(&cs);
 	announce(&c);
 	win_start(win, count, 1);
-	while (done < count) {
-		while (sent < count && sent - done < w) {
-			post_send(&cs, size, DAT_COMPLETION_DEFAULT_FLAG);
-			sent++;
+	for (uint64_t got = 0; got < count; got++) {
+		get_dto(cs.rcv, M_POLL, size, "streamed send");
+		if (posted < count) {
+			post_recv(&cs);
+			posted++;
 		}
-		get_dto(cs.req, M_POLL, size, "streamed send completion");
-		done++;
 		win_tick(win);
 	}
-	get_dto(cs.rcv, M_POLL, 8, "all received");
 }
 
 /* Streams count RDMA writes or reads, timed in windows. */
