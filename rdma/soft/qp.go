@@ -476,7 +476,7 @@ func (q *qp) drainData() int {
 		q.cfg.RecvCQ.PushCompletion(cp)
 		n++
 	}
-	if c.in.commit() {
+	if c.in.lazyCommit() {
 		c.kick = true
 	}
 	return n

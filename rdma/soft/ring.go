@@ -63,7 +63,8 @@ type ring struct {
 	stride int
 	head   uint64
 	tail   uint64
-	dirty  bool // consumer advanced tail locally, not yet published
+	pub    uint64 // consumer: tail as last published
+	dirty  bool   // consumer advanced tail locally, not yet published
 }
 
 func newRing(m shm, base int, n uint64, stride int) ring {
@@ -100,6 +101,20 @@ func (r *ring) avail() bool {
 
 func (r *ring) take() { r.tail++; r.dirty = true }
 
+// lazyCommit is commit for a data ring, skipping the publication (a full
+// barrier on the consumer's critical path) until a quarter of the ring is
+// consumed or the producer found it full. Liveness: a producer that finds
+// the ring full sets the blocked flag, and a ring it sees full while under
+// a quarter is unpublished still holds messages the consumer will drain
+// (and commit again) once their receives are posted. A control ring must
+// use commit: nothing else would make its consumer commit again.
+func (r *ring) lazyCommit() bool {
+	if r.dirty && r.tail-r.pub < r.n/4 && r.m.ld32(r.base+ringOffBlocked) == 0 {
+		return false
+	}
+	return r.commit()
+}
+
 // commit publishes the consumed slots; it reports whether the producer was
 // blocked on a full ring and must be woken.
 func (r *ring) commit() bool {
@@ -107,6 +122,7 @@ func (r *ring) commit() bool {
 		return false
 	}
 	r.dirty = false
+	r.pub = r.tail
 	r.m.st64(r.base+ringOffTail, r.tail)
 	if r.m.ld32(r.base+ringOffBlocked) != 0 {
 		r.m.st32(r.base+ringOffBlocked, 0)
