@@ -179,11 +179,13 @@ static inline int reap(pid_t pid, const char *who)
 	return 0;
 }
 
-/* Page-aligned, touched memory (no page faults inside a measurement). */
+/* Touched memory (no page faults inside a measurement), 2 MiB-aligned
+ * when large so that every program's buffers get the same page backing
+ * (transparent huge pages where the system uses them). */
 static inline char *alloc_buf(size_t n)
 {
 	void *p;
-	if (posix_memalign(&p, 4096, n)) {
+	if (posix_memalign(&p, n >= 2 * MiB ? 2 * MiB : 4096, n)) {
 		fprintf(stderr, "out of memory (%zu bytes)\n", n);
 		exit(1);
 	}

@@ -12,8 +12,8 @@
  *   lat_poll, lat_wait  send/receive ping-pong, one-way latency in us
  *                       (round trip / 2). Sends carry
  *                       DAT_COMPLETION_SUPPRESS_FLAG; a few receives stay
- *                       posted ahead (one is replenished after each reply
- *                       is sent); the receive is reaped by spinning on
+ *                       posted ahead (each side replenishes one after its
+ *                       next send); the receive is reaped by spinning on
  *                       dat_evd_dequeue (poll) or by dat_evd_wait (wait).
  *                       Both sides use the same mode.
  *   bw_send             streaming sends from the server, a window of
@@ -310,9 +310,11 @@ static void lat_run(struct windows *w, int mode, uint64_t size, uint64_t count)
 	win_start(w, count, 0);
 	for (uint64_t i = 0; i < count; i++) {
 		post_send(&cs, size, DAT_COMPLETION_SUPPRESS_FLAG);
-		get_dto(cs.rcv, mode, size, "pong");
-		if (i + LAT_DEPTH < count)
+		/* Replenish the receive the previous pong used, while this ping
+		 * travels (as the server does after its pong). */
+		if (i > 0 && i - 1 + LAT_DEPTH < count)
 			post_recv(&cs);
+		get_dto(cs.rcv, mode, size, "pong");
 		win_tick(w);
 	}
 }
