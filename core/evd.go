@@ -50,10 +50,11 @@ type EVD struct {
 	dead      bool
 
 	// Read without e.mu on the dequeue fast path: sources is replaced
-	// (copy on write) under e.mu; queued mirrors count and blocked is
-	// dead || waiting, both stored under e.mu.
+	// (copy on write) under e.mu; queued is set when count becomes 1 and
+	// cleared by a dequeue that finds count 0; blocked is dead || waiting.
+	// queued and blocked are stored under e.mu.
 	sources  atomic.Pointer[[]progressor]
-	queued   atomic.Int32 // 0: empty; otherwise non-empty
+	queued   atomic.Int32 // 0: empty; 1: maybe not (see popLocked)
 	blocked  atomic.Bool
 	sleepers atomic.Int32
 }
@@ -124,7 +125,7 @@ func (e *EVD) push(ev *Event) {
 	}
 	e.ring[i] = *ev
 	e.count++
-	if e.count == 1 {
+	if e.count == 1 && e.queued.Load() == 0 {
 		e.queued.Store(1) // only the empty/non-empty edge is published
 	}
 	if ev.notify {
@@ -167,9 +168,8 @@ func (e *EVD) popLocked(out *Event) {
 		e.head = 0
 	}
 	e.count--
-	if e.count == 0 {
-		e.queued.Store(0)
-	}
+	// queued stays set: the next dequeue that finds the EVD empty clears
+	// it (tryDequeue), off the path of the event just delivered.
 	if out.notify {
 		e.notifies--
 	}
@@ -253,6 +253,7 @@ func (e *EVD) tryDequeue(out *Event) error {
 	case e.waiting:
 		err = ErrState(SubStateEVDWaiter)
 	case e.count == 0:
+		e.queued.Store(0)
 		err = ErrQueueEmpty
 	default:
 		e.popLocked(out)

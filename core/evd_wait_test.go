@@ -93,6 +93,12 @@ func (a *arrivals) arrive() {
 	a.evd.ia.doorbell.Ring()
 }
 
+func queuedEvents(e *EVD) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.count
+}
+
 // jitter spends a varied amount of time so that producers hit every window
 // of the waiter: before it reads the count, while it checks, while asleep.
 func jitter() {
@@ -138,7 +144,7 @@ func TestEVDWaitNoLostWakeup(t *testing.T) {
 					require.NoError(t, e.PostSE(uint64(i)))
 				}
 				// One event at a time, so that each round is a fresh wait.
-				for e.queued.Load() != 0 {
+				for queuedEvents(e) != 0 {
 					runtime.Gosched()
 				}
 			}
