@@ -8,7 +8,7 @@
 # Environment: BENCH_TIME     seconds per measurement (default 0.2)
 #              BENCH_WINDOWS  windows per measurement (default 3; the peers
 #                             are run that many times)
-#              BENCH_REPEAT   rounds over every tool (default 2); a cell is
+#              BENCH_REPEAT   rounds over every tool (default 3); a cell is
 #                             the median over rounds x windows values
 #              BENCH_RESULTS  keep the raw results in this file
 #              BENCH_FI_PINGPONG, BENCH_UCX_PERFTEST  the peer programs
@@ -18,7 +18,7 @@
 set -u
 B=${1:?usage: run.sh BINDIR}
 HERE=$(cd "$(dirname "$0")" && pwd)
-REPEAT=${BENCH_REPEAT:-2}
+REPEAT=${BENCH_REPEAT:-3}
 export BENCH_TIME=${BENCH_TIME:-0.2} BENCH_WINDOWS=${BENCH_WINDOWS:-3}
 # Iterations for a peer window: ($1 = iterations for a 0.2 s measurement)
 # scaled to BENCH_TIME / BENCH_WINDOWS.
