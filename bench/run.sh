@@ -199,4 +199,54 @@ done
 [ -n "${BENCH_RESULTS:-}" ] && cp "$RES" "$BENCH_RESULTS"
 awk -v repeat="$REPEAT" -v windows="$BENCH_WINDOWS" -v btime="$BENCH_TIME" -v cpus="$(nproc)" \
 	-v kernel="$(uname -r)" -f "$HERE/table.awk" "$RES"
+
+# TCP rows (issue 5): godat-tcp beside plain TCP sockets and libfabric's tcp
+# provider, same path (loopback), one run each.
+tcp_rows() {
+	local out=$TMP/tcp
+	: >"$out"
+	timeout 120 "$B/tcp_bench" plain >>"$out" 2>"$TMP/tcp.err" || { note "tcp_bench plain failed"; failed=1; }
+	timeout 120 "$B/tcp_bench" dat godat-tcp >>"$out" 2>>"$TMP/tcp.err" || { note "tcp_bench godat-tcp failed"; failed=1; }
+	TCP_BENCH_POLL=1 timeout 120 "$B/tcp_bench" dat godat-tcp >>"$out" 2>>"$TMP/tcp.err" ||
+		{ note "tcp_bench godat-tcp/poll failed"; failed=1; }
+	if [ $FI = 1 ]; then
+		local p
+		p=$(port)
+		if serve_and_run "$TMP/fitcp8" "$FI_PINGPONG" -p tcp -e msg -B "$p" -S 8 -I 20000 -- \
+			"$FI_PINGPONG" -p tcp -e msg -P "$p" -S 8 -I 20000 127.0.0.1; then
+			awk 'NF == 8 && $1 ~ /^[0-9]/ { print "fi-tcp lat8", 2 * $7 }' "$TMP/fitcp8" >>"$out"
+		fi
+		p=$(port)
+		if serve_and_run "$TMP/fitcp1m" "$FI_PINGPONG" -p tcp -e msg -B "$p" -S 1048576 -I 500 -- \
+			"$FI_PINGPONG" -p tcp -e msg -P "$p" -S 1048576 -I 500 127.0.0.1; then
+			awk 'NF == 8 && $1 ~ /^[0-9]/ { print "fi-tcp bw1m", $6 }' "$TMP/fitcp1m" >>"$out"
+		fi
+	fi
+	echo
+	echo "TCP over loopback (8-byte round trip in us; 1 MiB stream in MB/s; ratio against plain TCP):"
+	awk '{ v[$1 " " $2] = $3 }
+	END {
+		pl = v["plain lat8"]; pb = v["plain bw1m"]
+		printf "  %-22s %12s %8s %12s %8s\n", "", "lat8 us", "ratio", "bw1m MB/s", "ratio"
+		n = split("plain godat-tcp godat-tcp/poll fi-tcp", names, " ")
+		for (i = 1; i <= n; i++) {
+			k = names[i]
+			l = (k " lat8") in v ? sprintf("%.2f", v[k " lat8"]) : "n/a"
+			b = (k " bw1m") in v ? sprintf("%.0f", v[k " bw1m"]) : "n/a"
+			lr = (((k " lat8") in v) && pl > 0) ? sprintf("%.2fx", v[k " lat8"] / pl) : ""
+			br = (((k " bw1m") in v) && pb > 0) ? sprintf("%.2fx", v[k " bw1m"] / pb) : ""
+			printf "  %-22s %12s %8s %12s %8s\n", k, l, lr, b, br
+		}
+		if (pl > 0 && (("godat-tcp lat8") in v))
+			printf "  goal: godat-tcp 8-byte latency <= 1.2x plain: %s\n", (v["godat-tcp lat8"] / pl <= 1.2 ? "PASS" : "MISS")
+		if (pb > 0 && (("godat-tcp bw1m") in v))
+			printf "  goal: godat-tcp 1 MiB bandwidth >= 0.8x plain: %s\n", (v["godat-tcp bw1m"] / pb >= 0.8 ? "PASS" : "MISS")
+	}' "$out"
+}
+tcp_rows
+
+# Receive-buffer memory with and without an SRQ (issue 4).
+echo
+echo "Receive-buffer memory, N connections, own receive queues (rq) vs one SRQ:"
+timeout 300 "$B/srq_mem" godat-shm | sed 's/^/  /' || { note "srq_mem failed"; failed=1; }
 exit $failed
