@@ -187,7 +187,7 @@ func readRetvals(path string) (map[key]bool, []key, error) {
 }
 
 type row struct {
-	line               int
+	line              int
 	page, value, cell string
 }
 
