@@ -99,10 +99,16 @@ func (r *RSP) ConnRequest(req rdma.ConnRequest) {
 		return
 	}
 	if !r.ia.newCR(r, r.evd, ep, req) {
-		// Not delivered (backlog full, IA closing): the EP stays reserved.
+		// Not delivered (backlog full, IA closing, RSP freed meanwhile): the
+		// EP is reserved again, or unconnected if dat_rsp_free ran while the
+		// request was on its way (free only unreserves a reserved EP).
 		ep.mu.Lock()
 		if ep.state == EPPassiveConnectionPending {
-			ep.state = EPReserved
+			if ep.rsp == r {
+				ep.state = EPReserved
+			} else {
+				ep.state = EPUnconnected
+			}
 		}
 		ep.mu.Unlock()
 	}

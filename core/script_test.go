@@ -113,11 +113,15 @@ func (d *scriptDev) Close() error {
 
 // request delivers a connection request to the listener on qual.
 func (d *scriptDev) request(t *testing.T, qual uint64, private []byte) *scriptReq {
+	return d.deliver(t, &scriptReq{qual: qual, private: private})
+}
+
+// deliver hands r to the listener on r.qual.
+func (d *scriptDev) deliver(t *testing.T, r *scriptReq) *scriptReq {
 	d.mu.Lock()
-	l := d.lis[qual]
+	l := d.lis[r.qual]
 	d.mu.Unlock()
-	require.NotNil(t, l, "no listener on %#x", qual)
-	r := &scriptReq{qual: qual, private: private}
+	require.NotNil(t, l, "no listener on %#x", r.qual)
 	l.h.ConnRequest(r)
 	return r
 }
@@ -125,6 +129,7 @@ func (d *scriptDev) request(t *testing.T, qual uint64, private []byte) *scriptRe
 type scriptReq struct {
 	qual     uint64
 	private  []byte
+	onReject func() // runs in Reject, as if the consumer acted meanwhile
 	mu       sync.Mutex
 	accepted *scriptQP
 	rejected int
@@ -140,6 +145,9 @@ func (r *scriptReq) Accept(qp rdma.QP, private []byte) error {
 	return nil
 }
 func (r *scriptReq) Reject() error {
+	if r.onReject != nil {
+		r.onReject()
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rejected++
