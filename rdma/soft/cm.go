@@ -362,11 +362,8 @@ func (r *connReq) Accept(qpi rdma.QP, priv []byte) error {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.state != stIdle {
-		if q.state == stDestroyed {
-			return rdma.ErrClosed
-		}
-		return rdma.ErrState
+	if err := q.idleLocked(); err != nil {
+		return err
 	}
 	// From here a failure ends the QP as a failed connection does: it is
 	// disconnected and its posted receives are flushed.
@@ -446,6 +443,18 @@ func (r *connReq) ended(orderly bool) {
 	}
 }
 
+// idleLocked is the state check of Accept and Connect: only an idle
+// (unconnected) QP may start a connection. q.mu is held.
+func (q *qp) idleLocked() error {
+	switch q.state {
+	case stIdle:
+		return nil
+	case stDestroyed:
+		return rdma.ErrClosed
+	}
+	return rdma.ErrState
+}
+
 // ---- active side ----
 
 func (q *qp) Connect(addr netip.AddrPort, qual uint64, priv []byte, timeout time.Duration) error {
@@ -454,11 +463,8 @@ func (q *qp) Connect(addr netip.AddrPort, qual uint64, priv []byte, timeout time
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.state != stIdle {
-		if q.state == stDestroyed {
-			return rdma.ErrClosed
-		}
-		return rdma.ErrState
+	if err := q.idleLocked(); err != nil {
+		return err
 	}
 	fd, mem, err := newMemfd("godat-conn", connMemSize)
 	if err != nil {

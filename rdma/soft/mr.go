@@ -95,6 +95,52 @@ func (d *device) RegisterMR(pd uint32, addr uint64, length uint64, access rdma.A
 	return &mr{dev: d, key: key}, nil
 }
 
+// sglLength checks every non-empty segment of sgl with mrCheck and returns
+// the total length; false when one fails. Both QP kinds use it when they
+// execute a request (a region can go away while the request waits).
+func sglLength(tab shm, pd uint32, sgl []rdma.SGE, need rdma.Access) (uint64, bool) {
+	var total uint64
+	for i := range sgl {
+		s := &sgl[i]
+		if s.Length == 0 {
+			continue
+		}
+		if !mrCheck(tab, s.LKey, pd, s.Addr, s.Length, need) {
+			return 0, false
+		}
+		total += s.Length
+	}
+	return total, true
+}
+
+// sglVerify checks local segments at post time with mrClassify, so the
+// consumer gets the fault as a return value.
+func sglVerify(tab shm, pd uint32, sgl []rdma.SGE, need rdma.Access) error {
+	for i := range sgl {
+		s := &sgl[i]
+		if s.Length == 0 {
+			continue
+		}
+		if err := mrClassify(tab, s.LKey, pd, s.Addr, s.Length, need); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recvStatus is the status of placing a message of L bytes in a receive
+// with segments sgl registered in pd.
+func recvStatus(tab shm, pd uint32, sgl []rdma.SGE, L uint64) rdma.Status {
+	capacity, ok := sglLength(tab, pd, sgl, rdma.AccessLocalWrite)
+	switch {
+	case !ok:
+		return rdma.StatusLocalProtection
+	case capacity < L:
+		return rdma.StatusLocalLength
+	}
+	return rdma.StatusSuccess
+}
+
 // mrCheck reports whether [addr, addr+n) lies inside the live region named
 // by key in table m, registered in pd with every right in need.
 func mrCheck(m shm, key uint32, pd uint32, addr, n uint64, need rdma.Access) bool {

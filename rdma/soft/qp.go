@@ -260,7 +260,7 @@ func (q *qp) PostSend(wr *rdma.SendWR) error {
 	default:
 		return rdma.ErrInvalid
 	}
-	if err := q.verifySGL(wr.SGL, need); err != nil {
+	if err := sglVerify(q.tab, q.cfg.PD, wr.SGL, need); err != nil {
 		return err
 	}
 	q.mu.Lock()
@@ -293,7 +293,7 @@ func (q *qp) PostRecv(wr *rdma.RecvWR) error {
 	if wr == nil || len(wr.SGL) > q.maxRecvSGE {
 		return rdma.ErrInvalid
 	}
-	if err := q.verifySGL(wr.SGL, rdma.AccessLocalWrite); err != nil {
+	if err := sglVerify(q.tab, q.cfg.PD, wr.SGL, rdma.AccessLocalWrite); err != nil {
 		return err
 	}
 	q.mu.Lock()
@@ -319,22 +319,6 @@ func (q *qp) PostRecv(wr *rdma.RecvWR) error {
 		// A message was waiting for this receive: let a sleeping waiter
 		// progress it.
 		q.dev.db.Ring()
-	}
-	return nil
-}
-
-// verifySGL checks local segments at post time, so the consumer gets the
-// fault as a return value; the data path checks again, since a region can
-// be deregistered while the request waits.
-func (q *qp) verifySGL(sgl []rdma.SGE, need rdma.Access) error {
-	for i := range sgl {
-		s := &sgl[i]
-		if s.Length == 0 {
-			continue
-		}
-		if err := mrClassify(q.tab, s.LKey, q.cfg.PD, s.Addr, s.Length, need); err != nil {
-			return err
-		}
 	}
 	return nil
 }
@@ -482,27 +466,14 @@ func (q *qp) drainData() int {
 	return n
 }
 
-// checkRecv validates a receive for a message of L bytes.
+// checkRecv validates a receive for a message of L bytes (an SRQ's
+// receives against the SRQ's protection domain).
 func (q *qp) checkRecv(r *recvEnt, L uint64) rdma.Status {
-	var capacity uint64
 	pd := q.cfg.PD
 	if q.srq != nil {
 		pd = q.srqPD
 	}
-	for i := 0; i < r.nsge; i++ {
-		s := &r.sgl[i]
-		if s.Length == 0 {
-			continue
-		}
-		if !mrCheck(q.tab, s.LKey, pd, s.Addr, s.Length, rdma.AccessLocalWrite) {
-			return rdma.StatusLocalProtection
-		}
-		capacity += s.Length
-	}
-	if capacity < L {
-		return rdma.StatusLocalLength
-	}
-	return rdma.StatusSuccess
+	return recvStatus(q.tab, pd, r.sgl[:r.nsge], L)
 }
 
 // scatter copies an inline payload into the receive's buffers.
@@ -558,22 +529,6 @@ func (q *qp) fillIov(dst []iov, sgl []rdma.SGE, L uint64) int {
 	return n
 }
 
-// localCheck validates a local SGL and returns its total length.
-func (q *qp) localCheck(sgl []rdma.SGE, need rdma.Access) (uint64, bool) {
-	var total uint64
-	for i := range sgl {
-		s := &sgl[i]
-		if s.Length == 0 {
-			continue
-		}
-		if !mrCheck(q.tab, s.LKey, q.cfg.PD, s.Addr, s.Length, need) {
-			return 0, false
-		}
-		total += s.Length
-	}
-	return total, true
-}
-
 // execSends executes queued send requests in order until one must wait.
 func (q *qp) execSends() {
 	for q.sqExec != q.sqTl {
@@ -594,7 +549,7 @@ func (q *qp) exec(e *sendEnt, pos uint64) bool {
 	sgl := e.sgl[:e.nsge]
 	switch e.op {
 	case rdma.OpSend:
-		L, ok := q.localCheck(sgl, 0)
+		L, ok := sglLength(q.tab, q.cfg.PD, sgl, 0)
 		if !ok {
 			e.finish(rdma.StatusLocalProtection, 0)
 			return true
@@ -652,7 +607,7 @@ func (q *qp) exec(e *sendEnt, pos uint64) bool {
 		if e.op == rdma.OpRead {
 			need, rneed = rdma.AccessLocalWrite, rdma.AccessRemoteRead
 		}
-		L, ok := q.localCheck(sgl, need)
+		L, ok := sglLength(q.tab, q.cfg.PD, sgl, need)
 		if !ok {
 			e.finish(rdma.StatusLocalProtection, 0)
 			return true

@@ -91,14 +91,8 @@ func (s *srq) PostRecv(wr *rdma.RecvWR) error {
 	if wr == nil || len(wr.SGL) > s.maxSGE {
 		return rdma.ErrInvalid
 	}
-	for i := range wr.SGL {
-		g := &wr.SGL[i]
-		if g.Length == 0 {
-			continue
-		}
-		if err := mrClassify(s.dev.seg, g.LKey, s.pd, g.Addr, g.Length, rdma.AccessLocalWrite); err != nil {
-			return err
-		}
+	if err := sglVerify(s.dev.seg, s.pd, wr.SGL, rdma.AccessLocalWrite); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	if s.dead {

@@ -177,7 +177,7 @@ func (q *tqp) PostSend(wr *rdma.SendWR) error {
 	if wr.Op != rdma.OpSend && wr.Op != rdma.OpWrite && wr.Op != rdma.OpRead {
 		return rdma.ErrInvalid
 	}
-	if err := q.verifySGL(wr.SGL, localNeed(wr.Op)); err != nil {
+	if err := sglVerify(q.tab, q.cfg.PD, wr.SGL, localNeed(wr.Op)); err != nil {
 		return err
 	}
 	q.mu.Lock()
@@ -216,7 +216,7 @@ func (q *tqp) PostRecv(wr *rdma.RecvWR) error {
 	if wr == nil || len(wr.SGL) > q.maxRecvSGE {
 		return rdma.ErrInvalid
 	}
-	if err := q.verifySGL(wr.SGL, rdma.AccessLocalWrite); err != nil {
+	if err := sglVerify(q.tab, q.cfg.PD, wr.SGL, rdma.AccessLocalWrite); err != nil {
 		return err
 	}
 	q.mu.Lock()
@@ -254,22 +254,6 @@ func localNeed(op rdma.Op) rdma.Access {
 		return rdma.AccessLocalWrite
 	}
 	return rdma.AccessLocalRead
-}
-
-// verifySGL checks local segments at post time, so the consumer gets the
-// fault as a return value; issuing checks again, since a region can be
-// deregistered while the request waits.
-func (q *tqp) verifySGL(sgl []rdma.SGE, need rdma.Access) error {
-	for i := range sgl {
-		g := &sgl[i]
-		if g.Length == 0 {
-			continue
-		}
-		if err := mrClassify(q.tab, g.LKey, q.cfg.PD, g.Addr, g.Length, need); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // Idle reports whether no receive and no send request is outstanding.
@@ -350,7 +334,7 @@ func (q *tqp) execSends() bool {
 // issueLocked turns one request into a frame (c.wmu held).
 func (q *tqp) issueLocked(c *tconn, e *tsendEnt) (queued, wait bool) {
 	sgl := e.sgl[:e.nsge]
-	L, ok := q.localCheck(sgl, localNeed(e.op))
+	L, ok := sglLength(q.tab, q.cfg.PD, sgl, localNeed(e.op))
 	switch {
 	case !ok:
 		e.done, e.status = true, rdma.StatusLocalProtection
@@ -417,22 +401,6 @@ func (q *tqp) issueLocked(c *tconn, e *tsendEnt) (queued, wait bool) {
 	}
 	c.items = append(c.items, it)
 	return true, false
-}
-
-// localCheck validates a local SGL and returns its total length.
-func (q *tqp) localCheck(sgl []rdma.SGE, need rdma.Access) (uint64, bool) {
-	var total uint64
-	for i := range sgl {
-		s := &sgl[i]
-		if s.Length == 0 {
-			continue
-		}
-		if !mrCheck(q.tab, s.LKey, q.cfg.PD, s.Addr, s.Length, need) {
-			return 0, false
-		}
-		total += s.Length
-	}
-	return total, true
 }
 
 // ---- progress ----
@@ -536,25 +504,11 @@ func (q *tqp) pushRecv(r *trecvEnt, s rdma.Status) {
 // checkRecv validates a receive for a message of L bytes (an SRQ's
 // receives against the SRQ's protection domain).
 func (q *tqp) checkRecv(r *trecvEnt, L uint64) rdma.Status {
-	var capacity uint64
 	pd := q.cfg.PD
 	if q.srq != nil {
 		pd = q.srqPD
 	}
-	for i := 0; i < r.nsge; i++ {
-		s := &r.sgl[i]
-		if s.Length == 0 {
-			continue
-		}
-		if !mrCheck(q.tab, s.LKey, pd, s.Addr, s.Length, rdma.AccessLocalWrite) {
-			return rdma.StatusLocalProtection
-		}
-		capacity += s.Length
-	}
-	if capacity < L {
-		return rdma.StatusLocalLength
-	}
-	return rdma.StatusSuccess
+	return recvStatus(q.tab, pd, r.sgl[:r.nsge], L)
 }
 
 // onSend places an arriving message in the next posted receive.
