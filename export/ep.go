@@ -304,14 +304,24 @@ func go_dat_ep_disconnect(h C.godat_handle, flags C.DAT_CLOSE_FLAGS) (ret C.DAT_
 	return datReturn(ep.Disconnect(flags == C.DAT_CLOSE_GRACEFUL_FLAG))
 }
 
+// postArgs checks what the four post calls share, in the order their
+// pages list the arguments: the EP handle, then the local IOV.
+func postArgs(h C.godat_handle, iov *C.DAT_LMR_TRIPLET, n C.DAT_COUNT) (*core.EP, []core.Segment, error) {
+	ep, err := epOf(h)
+	if err != nil {
+		return nil, nil, err
+	}
+	segs, err := iovOf(iov, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ep, segs, nil
+}
+
 //export go_dat_ep_post_send
 func go_dat_ep_post_send(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_ep_post_send")
-	ep, err := epOf(h)
-	if err != nil {
-		return datReturn(err)
-	}
-	segs, err := iovOf(iov, n)
+	ep, segs, err := postArgs(h, iov, n)
 	if err != nil {
 		return datReturn(err)
 	}
@@ -321,11 +331,7 @@ func go_dat_ep_post_send(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET
 //export go_dat_ep_post_recv
 func go_dat_ep_post_recv(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_ep_post_recv")
-	ep, err := epOf(h)
-	if err != nil {
-		return datReturn(err)
-	}
-	segs, err := iovOf(iov, n)
+	ep, segs, err := postArgs(h, iov, n)
 	if err != nil {
 		return datReturn(err)
 	}
@@ -339,11 +345,7 @@ func remoteOf(r *C.DAT_RMR_TRIPLET) *core.RemoteSegment {
 //export go_dat_ep_post_rdma_read
 func go_dat_ep_post_rdma_read(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, remote *C.DAT_RMR_TRIPLET, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_ep_post_rdma_read")
-	ep, err := epOf(h)
-	if err != nil {
-		return datReturn(err)
-	}
-	segs, err := iovOf(iov, n)
+	ep, segs, err := postArgs(h, iov, n)
 	if err != nil {
 		return datReturn(err)
 	}
@@ -356,11 +358,7 @@ func go_dat_ep_post_rdma_read(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TR
 //export go_dat_ep_post_rdma_write
 func go_dat_ep_post_rdma_write(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, remote *C.DAT_RMR_TRIPLET, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
 	defer recoverTo(&ret, "dat_ep_post_rdma_write")
-	ep, err := epOf(h)
-	if err != nil {
-		return datReturn(err)
-	}
-	segs, err := iovOf(iov, n)
+	ep, segs, err := postArgs(h, iov, n)
 	if err != nil {
 		return datReturn(err)
 	}
