@@ -3,7 +3,7 @@
  * call checks its segments and an RDMA read sees local writes without
  * it. */
 #define _GNU_SOURCE
-#include "pages.h"
+#include "lmr_sync.h"
 
 /* DAT_SUCCESS: "It is permissible to batch synchronizations for multiple
  * RDMA Read operations in a single call by passing a local_segments array
@@ -61,47 +61,16 @@ static void test_lmr_sync_rdma_read_not_required(void **state)
 static void test_lmr_sync_rdma_read_invalid_handle(void **state)
 {
 	(void)state;
-	static char a[16];
-	DAT_IA_HANDLE ia = open_ia(NULL), closed = open_ia(NULL);
-	DAT_PZ_HANDLE pz = make_pz(ia);
-	struct lmr l = make_lmr(ia, pz, a, sizeof a, DAT_MEM_PRIV_ALL_FLAG);
-	DAT_LMR_TRIPLET t = triplet(&l, a, sizeof a);
-	check_ok(dat_ia_close(closed, DAT_CLOSE_ABRUPT_FLAG));
-	check_ret(dat_lmr_sync_rdma_read(DAT_HANDLE_NULL, &t, 1), DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
-	check_ret(dat_lmr_sync_rdma_read(closed, &t, 1), DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
-	check_ret(dat_lmr_sync_rdma_read(pz, &t, 1), DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
-	check_ok(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+	lmr_sync_invalid_handle(dat_lmr_sync_rdma_read);
 }
 
 /* DAT_INVALID_PARAMETER: "the address range for a local segment fell
  * outside the boundaries of the corresponding Local Memory Region or the
- * LMR handle was invalid": past the end, before the start, an unknown or
- * freed lmr_context, an LMR of another IA; and a NULL array. All are
- * argument 2. */
+ * LMR handle was invalid" (lmr_sync.h lists the cases). */
 static void test_lmr_sync_rdma_read_invalid_parameter(void **state)
 {
 	(void)state;
-	static char a[64];
-	DAT_IA_HANDLE ia = open_ia(NULL), ia2 = open_ia(NULL);
-	DAT_PZ_HANDLE pz = make_pz(ia), pz2 = make_pz(ia2);
-	struct lmr l = make_lmr(ia, pz + 0, a + 8, 32, DAT_MEM_PRIV_ALL_FLAG);
-	struct lmr gone = make_lmr(ia, pz, a, sizeof a, DAT_MEM_PRIV_ALL_FLAG);
-	struct lmr other = make_lmr(ia2, pz2, a, sizeof a, DAT_MEM_PRIV_ALL_FLAG);
-	check_ok(dat_lmr_free(gone.h));
-	DAT_LMR_TRIPLET bad[] = {
-		triplet(&l, a + 8, 33),   /* one byte past the end */
-		triplet(&l, a + 7, 2),    /* starts before the region */
-		triplet(&gone, a, 8),     /* freed LMR */
-		triplet(&other, a, 8),    /* another IA's LMR */
-	};
-	bad[3].lmr_context = other.lctx ^ 0x40000000u;
-	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		DAT_LMR_TRIPLET two[2] = {triplet(&l, a + 8, 32), bad[i]};
-		check_ret(dat_lmr_sync_rdma_read(ia, two, 2), DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-	}
-	check_ret(dat_lmr_sync_rdma_read(ia, NULL, 1), DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-	check_ok(dat_ia_close(ia2, DAT_CLOSE_ABRUPT_FLAG));
-	check_ok(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+	lmr_sync_invalid_parameter(dat_lmr_sync_rdma_read);
 }
 
 int main(void)
