@@ -7,28 +7,28 @@ type WCStatus uint8
 
 // Completion statuses, named and ordered as in verbs.
 const (
-	WCSuccess          WCStatus = iota // IBV_WC_SUCCESS
-	WCLocLenErr                        // IBV_WC_LOC_LEN_ERR: a receive too small for the message, or a request longer than allowed
-	WCLocQPOpErr                       // IBV_WC_LOC_QP_OP_ERR: the request is inconsistent with the QP
-	WCLocEECOpErr                      // IBV_WC_LOC_EEC_OP_ERR (unused by RC)
-	WCLocProtErr                       // IBV_WC_LOC_PROT_ERR: a local key or range fault
-	WCWRFlushErr                       // IBV_WC_WR_FLUSH_ERR: the QP left RTS before the request completed
-	WCMWBindErr                        // IBV_WC_MW_BIND_ERR
-	WCBadRespErr                       // IBV_WC_BAD_RESP_ERR: the responder answered out of protocol
-	WCLocAccessErr                     // IBV_WC_LOC_ACCESS_ERR: local memory could not be read or written
-	WCRemInvReqErr                     // IBV_WC_REM_INV_REQ_ERR: the responder's receive was too small or the request malformed
-	WCRemAccessErr                     // IBV_WC_REM_ACCESS_ERR: the remote key, range or rights do not allow the access
-	WCRemOpErr                         // IBV_WC_REM_OP_ERR: the responder failed to place the data
-	WCRetryExcErr                      // IBV_WC_RETRY_EXC_ERR: the peer stopped answering
-	WCRNRRetryExcErr                   // IBV_WC_RNR_RETRY_EXC_ERR: the receiver had no receive posted, beyond the retry limit
-	WCLocRDDViolErr                    // IBV_WC_LOC_RDD_VIOL_ERR (unused)
-	WCRemInvRDReqErr                   // IBV_WC_REM_INV_RD_REQ_ERR (unused)
-	WCRemAbortErr                      // IBV_WC_REM_ABORT_ERR
-	WCInvEECNErr                       // IBV_WC_INV_EECN_ERR (unused)
-	WCInvEECStateErr                   // IBV_WC_INV_EEC_STATE_ERR (unused)
-	WCFatalErr                         // IBV_WC_FATAL_ERR
-	WCRespTimeoutErr                   // IBV_WC_RESP_TIMEOUT_ERR
-	WCGeneralErr                       // IBV_WC_GENERAL_ERR
+	WCSuccess        WCStatus = iota // IBV_WC_SUCCESS
+	WCLocLenErr                      // IBV_WC_LOC_LEN_ERR: a receive too small for the message, or a request longer than allowed
+	WCLocQPOpErr                     // IBV_WC_LOC_QP_OP_ERR: the request is inconsistent with the QP
+	WCLocEECOpErr                    // IBV_WC_LOC_EEC_OP_ERR (unused by RC)
+	WCLocProtErr                     // IBV_WC_LOC_PROT_ERR: a local key or range fault
+	WCWRFlushErr                     // IBV_WC_WR_FLUSH_ERR: the QP left RTS before the request completed
+	WCMWBindErr                      // IBV_WC_MW_BIND_ERR
+	WCBadRespErr                     // IBV_WC_BAD_RESP_ERR: the responder answered out of protocol
+	WCLocAccessErr                   // IBV_WC_LOC_ACCESS_ERR: local memory could not be read or written
+	WCRemInvReqErr                   // IBV_WC_REM_INV_REQ_ERR: the responder's receive was too small or the request malformed
+	WCRemAccessErr                   // IBV_WC_REM_ACCESS_ERR: the remote key, range or rights do not allow the access
+	WCRemOpErr                       // IBV_WC_REM_OP_ERR: the responder failed to place the data
+	WCRetryExcErr                    // IBV_WC_RETRY_EXC_ERR: the peer stopped answering
+	WCRNRRetryExcErr                 // IBV_WC_RNR_RETRY_EXC_ERR: the receiver had no receive posted, beyond the retry limit
+	WCLocRDDViolErr                  // IBV_WC_LOC_RDD_VIOL_ERR (unused)
+	WCRemInvRDReqErr                 // IBV_WC_REM_INV_RD_REQ_ERR (unused)
+	WCRemAbortErr                    // IBV_WC_REM_ABORT_ERR
+	WCInvEECNErr                     // IBV_WC_INV_EECN_ERR (unused)
+	WCInvEECStateErr                 // IBV_WC_INV_EEC_STATE_ERR (unused)
+	WCFatalErr                       // IBV_WC_FATAL_ERR
+	WCRespTimeoutErr                 // IBV_WC_RESP_TIMEOUT_ERR
+	WCGeneralErr                     // IBV_WC_GENERAL_ERR
 )
 
 var wcStatusNames = [...]string{
@@ -52,14 +52,14 @@ type WCOpcode uint8
 
 // Completion opcodes.
 const (
-	WCSend           WCOpcode = iota // IBV_WC_SEND
-	WCRDMAWrite                      // IBV_WC_RDMA_WRITE
-	WCRDMARead                       // IBV_WC_RDMA_READ
-	WCCompSwap                       // IBV_WC_COMP_SWAP (with atomics, later)
-	WCFetchAdd                       // IBV_WC_FETCH_ADD (with atomics, later)
-	WCBindMW                         // IBV_WC_BIND_MW
-	WCRecv                           // IBV_WC_RECV
-	WCRecvRDMAWithImm                // IBV_WC_RECV_RDMA_WITH_IMM
+	WCSend            WCOpcode = iota // IBV_WC_SEND
+	WCRDMAWrite                       // IBV_WC_RDMA_WRITE
+	WCRDMARead                        // IBV_WC_RDMA_READ
+	WCCompSwap                        // IBV_WC_COMP_SWAP (with atomics, later)
+	WCFetchAdd                        // IBV_WC_FETCH_ADD (with atomics, later)
+	WCBindMW                          // IBV_WC_BIND_MW
+	WCRecv                            // IBV_WC_RECV
+	WCRecvRDMAWithImm                 // IBV_WC_RECV_RDMA_WITH_IMM
 )
 
 // WCFlags qualify a completion (enum ibv_wc_flags, plus WCSolicited).
