@@ -10,7 +10,7 @@ import (
 )
 
 func TestSmoke(t *testing.T) {
-	for _, tr := range []string{"shm"} {
+	for _, tr := range []string{"shm", "tcp", "auto"} {
 		t.Run(tr, func(t *testing.T) { smoke(t, rdma.Params{"transport": tr}) })
 	}
 }
