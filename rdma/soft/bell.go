@@ -35,9 +35,12 @@ package soft
 //
 // The queue has no reservation step that could leave a hole (a peer killed
 // between reserving and writing would stall every later hint): a producer
-// claims the slot at the tail with one compare-and-swap from zero, then
-// advances the tail, and other producers help advance a tail whose slot is
-// taken. The consumer frees a slot by storing zero.
+// claims the slot of the tail position with one compare-and-swap from the
+// slot's free mark for that position, then advances the tail, and other
+// producers help advance a tail whose slot is taken. The consumer frees a
+// slot by marking it free for the position one lap later: a producer with
+// a stale tail can then never write into a slot the consumer has passed
+// (with a plain zero it could, and the hint would be stranded).
 
 import (
 	"sync"
@@ -72,6 +75,9 @@ const (
 //	bits 20-27  connection generation of the QP slot
 //	bits 28-39  QP slot on the receiving device
 //	bits 40-63  stamp: the queue position, low 23 bits, with bit 23 set
+//
+// A free slot holds its free mark: the position it is free for (low 23
+// bits) in bits 40-62, and zeros elsewhere (bit 63 clear: not a hint).
 const (
 	hintSeqBits = 19
 	hintSeqMask = 1<<hintSeqBits - 1
@@ -82,6 +88,12 @@ const (
 )
 
 func hintStamp(pos uint64) uint64 { return (pos&(1<<23-1) | 1<<23) << hintStampSh }
+
+// freeMark is a slot's content when it is free for position pos.
+func freeMark(pos uint64) uint64 { return (pos & (1<<23 - 1)) << hintStampSh }
+
+// isHint tells a hint from a free mark.
+func isHint(v uint64) bool { return v>>63 != 0 }
 
 // hintFor is the constant part of the hints of one connection.
 func hintFor(idx int, gen uint8) uint64 {
@@ -110,16 +122,18 @@ func (b bellRef) post(hint uint64) {
 	for try := 0; try < hintRetries; try++ {
 		t := m.ld64(bellOffTail)
 		off := inSlotOff(t)
-		if m.cas64(off, 0, hintStamp(t)|hint) {
+		if m.cas64(off, freeMark(t), hintStamp(t)|hint) {
 			m.cas64(bellOffTail, t, t+1)
 			lost = false
 			break
 		}
-		e := m.ld64(off)
-		if e&^(1<<hintStampSh-1) != hintStamp(t) && e != 0 {
+		v := m.ld64(off)
+		if isHint(v) && v&^(1<<hintStampSh-1) != hintStamp(t) {
 			break // full: the slot still holds an older, untaken hint
 		}
-		m.cas64(bellOffTail, t, t+1) // another producer's: help it along
+		// Another producer's hint for t, or the slot is free for a later
+		// lap (our tail was stale): help the tail along.
+		m.cas64(bellOffTail, t, t+1)
 	}
 	if lost {
 		m.st32(bellOffOverflow, 1)
@@ -143,9 +157,17 @@ type inbound struct {
 	head     atomic.Uint64 // next position to take; written under mu
 	rescan   atomic.Bool   // a drain must look at every connection
 	lastScan atomic.Int64  // unix ns of the last full rescan
+	pulled   bool          // the drain placed a rendezvous payload (under mu)
 }
 
 // ready reports whether a hint waits at the head (one load).
 func (in *inbound) ready(m seg) bool {
-	return m.ld64(inSlotOff(in.head.Load())) != 0
+	return isHint(m.ld64(inSlotOff(in.head.Load())))
+}
+
+// initQueue marks every slot free for its first lap.
+func initQueue(m seg) {
+	for i := uint64(0); i < inSlots; i++ {
+		m.st64(inSlotOff(i), freeMark(i))
+	}
 }

@@ -100,6 +100,7 @@ func open(p rdma.Params, async rdma.AsyncHandler) (rdma.Device, error) {
 	}
 	d.bellFd, d.bell = fd, m
 	m.st32(bellOffMagic, bellMagic)
+	initQueue(m)
 	d.in.lastScan.Store(time.Now().UnixNano())
 	d.shm.init()
 	d.tcp.init()

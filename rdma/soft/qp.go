@@ -98,6 +98,7 @@ type qp struct {
 	local     netip.AddrPort
 	remote    netip.AddrPort
 	wc        rdma.WC // scratch for pushes
+	hdr       hdr     // scratch for issues
 
 	sq             []sqe
 	sqMask         uint64

@@ -130,14 +130,15 @@ func (q *qp) issueOne(c *conn, e *sqe, fresh bool) int {
 			}
 			return actWait
 		}
-		h := hdr{typ: msgSend, len: L}
+		h := &q.hdr // a scratch header: the wire copies it (no allocation)
+		*h = hdr{typ: msgSend, len: L}
 		if e.flags&rdma.SendSolicited != 0 {
 			h.flags |= flSolicited
 		}
 		if L > eagerMax || L > uint64(cr.room()) || !w.eagerArrives() {
 			h.flags |= flAckReq
 		}
-		return q.issued(c, e, w.send(&h, sgl), L)
+		return q.issued(c, e, w.send(h, sgl), L)
 	case rdma.WRRDMARead:
 		if c.readsOut() >= q.initDepth {
 			return actWait
@@ -147,10 +148,11 @@ func (q *qp) issueOne(c *conn, e *sqe, fresh bool) int {
 		e.length = L
 		return actAccess
 	}
-	h := hdr{typ: msgWrite, aux: e.rkey, addr: e.raddr, len: L}
+	h := &q.hdr
+	*h = hdr{typ: msgWrite, aux: e.rkey, addr: e.raddr, len: L}
 	if e.op == rdma.WRRDMARead {
 		h.typ = msgReadReq
-		if w.send(&h, nil) == issuedFull {
+		if w.send(h, nil) == issuedFull {
 			return actWait
 		}
 		c.reads[c.rdTail%maxRdAtom] = q.sqExec
@@ -158,7 +160,7 @@ func (q *qp) issueOne(c *conn, e *sqe, fresh bool) int {
 		e.state, e.waitOn, e.length = sqIssued, waitRead, L
 		return actIO
 	}
-	return q.issued(c, e, w.send(&h, sgl), L)
+	return q.issued(c, e, w.send(h, sgl), L)
 }
 
 // issued records what the wire did with a send or write of L bytes.

@@ -44,14 +44,19 @@ func (d *device) drainInbound() {
 	m := d.bell
 	bad := false
 	took := false
-	for i := 0; i < drainBudget; i++ {
+	in.pulled = false
+	// A Poll stops after one rendezvous placement (a copy whose cost grows
+	// with the message): its caller gets its completion and can post the
+	// receive that keeps the sender going, rather than wait for every
+	// large message queued behind it.
+	for i := 0; i < drainBudget && !in.pulled; i++ {
 		pos := in.head.Load()
 		off := inSlotOff(pos)
 		e := m.ld64(off)
-		if e == 0 {
+		if !isHint(e) {
 			break
 		}
-		m.st64(off, 0)
+		m.st64(off, freeMark(pos+inSlots))
 		in.head.Store(pos + 1)
 		took = true
 		idx, gen, seq, kick, ok := decodeHint(e, pos)

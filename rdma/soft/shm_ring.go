@@ -25,7 +25,7 @@ const (
 
 	// direction control block, at the start of each direction
 	dirOffGrant   = 0   // uint64 the consumer's credit (it writes)
-	dirOffHungry  = 8   // uint32 the producer waits for a grant (it writes)
+	dirOffHungry  = 8   // uint64 the producer waits for a grant beyond (see askGrant)
 	dirOffTail    = 64  // uint64 data ring consumer index
 	dirOffBlocked = 128 // uint32 the producer found the data ring full
 	dirOffCtlTail = 192 // uint64 control ring consumer index

@@ -73,6 +73,9 @@ func (w *shmWire) drainData(seq uint32, all bool) bool {
 		case nil:
 			w.rx.take()
 			w.rxWait = false
+			if w.d.in.pulled {
+				return true // one large placement per drain (drainInbound)
+			}
 		case errWait:
 			w.rxWait = true // resumed by the SRQ's next post
 			return true
@@ -124,6 +127,7 @@ func (p *shmPull) place(dst []rdma.SGE, n uint64) (local, src bool, err error) {
 	w := p.w
 	nl := fillIov(p.local[:], dst, n)
 	d := &w.rdvIn
+	w.d.in.pulled = true
 	got, e := vmRW(w.peerPid, p.local[:nl], d.seg[:d.n], false)
 	if e == nil && uint64(got) == n {
 		return false, false, nil

@@ -219,20 +219,29 @@ func (w *shmWire) heardGrant(g credit) credit {
 }
 
 // setGrant publishes our credit in the word the peer reads; a peer that
-// said it waits for one is kicked.
+// waits for a grant beyond what this one gives is kicked. The hungry word
+// names the grant it waits beyond, and is cleared with a compare-and-swap
+// of that value: a peer that asks again meanwhile (for a later grant)
+// keeps its flag, or the receive posted next would not kick it.
 func (w *shmWire) setGrant(g credit) {
 	w.mem.st64(w.rxDir+dirOffGrant, uint64(g))
-	if w.mem.ld32(w.rxDir+dirOffHungry) != 0 {
-		w.mem.st32(w.rxDir+dirOffHungry, 0)
-		w.notifyPeer(0, true)
+	for {
+		h := w.mem.ld64(w.rxDir + dirOffHungry)
+		if h == 0 || !after(g.n(), uint32(h)) {
+			return // not waiting, or waiting beyond this grant
+		}
+		if w.mem.cas64(w.rxDir+dirOffHungry, h, 0) {
+			w.notifyPeer(0, true)
+			return
+		}
 	}
 }
 
-// askGrant says we wait for a grant beyond seen. The peer checks the flag
-// after it stores a grant, we check the grant after we set the flag: if it
-// moved meanwhile we kick ourselves to retry.
+// askGrant says we wait for a grant beyond seen. The peer checks the word
+// after it stores a grant, we check the grant after we store the word: if
+// it moved meanwhile we kick ourselves to retry.
 func (w *shmWire) askGrant(seen uint32) {
-	w.mem.st32(w.txDir+dirOffHungry, 1)
+	w.mem.st64(w.txDir+dirOffHungry, 1<<32|uint64(seen))
 	if after(credit(w.mem.ld64(w.txDir+dirOffGrant)).n(), seen) {
 		bellRef{w.d.bell}.post(w.selfHint | hintKick)
 	}

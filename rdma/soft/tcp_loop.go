@@ -14,11 +14,16 @@ package soft
 // more) is handed to a goroutine that reads it straight into place with
 // blocking reads, and the connection rejoins the queue when it is done; a
 // connection whose message waits for an SRQ receive leaves the queue until
-// the SRQ's next post resumes it. The loop itself never blocks but in
-// epoll_wait.
+// the SRQ's next post resumes it. The loop never blocks but when its epoll
+// set has nothing ready, and then it waits in Go's netpoller (the epoll
+// descriptor is itself pollable), not in a system call: a thread blocked in
+// epoll_wait would hold its scheduler slot until the runtime took it back,
+// stalling the consumer's goroutines that poll.
 
 import (
+	"os"
 	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -33,7 +38,9 @@ const (
 
 type tcpLoop struct {
 	epfd int
-	wake eventfd // in the epoll set: control requests
+	ep   *os.File        // epfd, registered with the netpoller
+	rc   syscall.RawConn // waits for epfd to be readable
+	wake eventfd         // in the epoll set: control requests
 
 	mu      sync.Mutex // leaf: adds and resumes from other goroutines
 	conns   map[int32]*tcpWire
@@ -64,7 +71,15 @@ func (t *tcpDev) startLoop() (*tcpLoop, error) {
 		wk.close()
 		return nil, err
 	}
-	l := &tcpLoop{epfd: epfd, wake: wk, conns: map[int32]*tcpWire{}, gone: make(chan struct{})}
+	_ = unix.SetNonblock(epfd, true) // so that os.NewFile registers it with the netpoller
+	ep := os.NewFile(uintptr(epfd), "godat-tcp-loop")
+	rc, err := ep.SyscallConn()
+	if err != nil {
+		ep.Close()
+		wk.close()
+		return nil, err
+	}
+	l := &tcpLoop{epfd: epfd, ep: ep, rc: rc, wake: wk, conns: map[int32]*tcpWire{}, gone: make(chan struct{})}
 	t.loop = l
 	go l.run()
 	return l, nil
@@ -110,9 +125,9 @@ func (l *tcpLoop) resume(w *tcpWire) {
 	l.wake.signal()
 }
 
-// remove takes a connection out of the loop (it ended); the loop thread
-// only.
-func (l *tcpLoop) remove(w *tcpWire) {
+// forget takes a connection out of the loop (it ended, or its socket is
+// about to close); any goroutine.
+func (l *tcpLoop) forget(w *tcpWire) {
 	l.mu.Lock()
 	if l.conns[w.loopFd] == w {
 		delete(l.conns, w.loopFd)
@@ -125,13 +140,19 @@ func (l *tcpLoop) run() {
 	defer close(l.gone)
 	var evs [64]unix.EpollEvent
 	var run []*tcpWire // the queue of connections to give a turn
+	n := 0
+	wait := func(fd uintptr) bool {
+		k, err := unix.EpollWait(int(fd), evs[:], 0)
+		n = max(k, 0)
+		return n > 0 || err != nil && err != unix.EINTR
+	}
+	poll := func(fd uintptr) bool { wait(fd); return true }
 	for {
-		timeout := -1
+		// With connections to serve, only look; otherwise sleep in the
+		// netpoller until the set has something ready.
 		if len(run) > 0 {
-			timeout = 0
-		}
-		n, err := unix.EpollWait(l.epfd, evs[:], timeout)
-		if err != nil && err != unix.EINTR {
+			_ = l.rc.Read(poll)
+		} else if l.rc.Read(wait) != nil {
 			n = 0
 		}
 		for i := 0; i < n; i++ {
@@ -162,7 +183,7 @@ func (l *tcpLoop) run() {
 			}
 			clear(l.conns)
 			l.mu.Unlock()
-			unix.Close(l.epfd)
+			l.ep.Close()
 			l.wake.close()
 			return
 		}
@@ -189,7 +210,7 @@ func (l *tcpLoop) run() {
 			case stepParked:
 				w.parked = true
 			case stepDone:
-				l.remove(w)
+				l.forget(w)
 			}
 		}
 		run = append(run[:0], run[k:]...)

@@ -89,8 +89,8 @@ func (b *treader) fill(placing bool) error {
 }
 
 // fillNB reads what the socket holds without waiting; ok false and err
-// nil: nothing there now.
-func (b *treader) fillNB() (ok bool, err error) {
+// nil: nothing there now. inLoop: the loop reads (it owns the edge flag).
+func (b *treader) fillNB(inLoop bool) (ok bool, err error) {
 	if b.rp == b.wp {
 		b.rp, b.wp = 0, 0
 	} else if b.wp == len(b.buf) || len(b.buf)-b.rp < frameHdr+eagerMax {
@@ -98,7 +98,9 @@ func (b *treader) fillNB() (ok bool, err error) {
 		b.rp = 0
 	}
 	b.one[0] = goIov(b.buf[b.wp:])
-	b.w.edge = false // an arrival from now on is a new edge
+	if inLoop {
+		b.w.edge = false // an arrival from now on is a new edge
+	}
 	o := &b.w.nbop
 	o.v = b.one[:]
 	rerr := b.w.rc.Read(o.fn)
@@ -243,7 +245,7 @@ func (w *tcpWire) step() int {
 	}
 	if !b.hdrOK {
 		for b.wp-b.rp < frameHdr {
-			if ok, err := b.fillNB(); !ok {
+			if ok, err := b.fillNB(true); !ok {
 				if err != nil {
 					return w.ended(err)
 				}
@@ -267,7 +269,7 @@ func (w *tcpWire) step() int {
 			go w.helper()
 			return stepParked
 		}
-		if ok, err := b.fillNB(); !ok {
+		if ok, err := b.fillNB(true); !ok {
 			if err != nil {
 				return w.ended(err)
 			}
@@ -290,23 +292,46 @@ func (w *tcpWire) step() int {
 }
 
 // helper reads the current frame's large payload straight into place
-// with blocking reads, then gives the connection back to the loop.
+// with blocking reads, and the next frames too while they are large ones
+// (their completions are ordered by placement anyway); then it gives the
+// connection back to the loop, which serves small frames in arrival order.
 func (w *tcpWire) helper() {
 	b := &w.rd
-	err := w.frame(&b.cur, true)
-	b.hdrOK = false
-	if err != nil {
-		if w.ended(err) == stepDone {
-			if w.loop != nil {
-				w.loop.resume(w) // the loop removes it
-			}
-			return
+	for {
+		err := w.frame(&b.cur, true)
+		b.hdrOK = false
+		if err != nil {
+			w.ended(err)
+			break // the loop removes it
+		}
+		w.publish()
+		if !w.nextLarge() {
+			break
 		}
 	}
-	w.publish()
 	if w.loop != nil {
 		w.loop.resume(w)
 	}
+}
+
+// nextLarge reads the next frame's header if it is there without waiting,
+// and reports whether it has a large payload still to read.
+func (w *tcpWire) nextLarge() bool {
+	b := &w.rd
+	for b.wp-b.rp < frameHdr {
+		if ok, _ := b.fillNB(false); !ok {
+			return false
+		}
+	}
+	b.cur.get(b.buf[b.rp:])
+	f := &b.cur
+	if !checkFrame(f) || f.typ != msgSend && f.typ != msgWrite && f.typ != msgReadResp ||
+		f.len < uint64(b.wp-b.rp-frameHdr)+directMin {
+		return false // the loop takes it from here (the header stays unread)
+	}
+	b.rp += frameHdr
+	b.hdrOK = true
+	return true
 }
 
 // ended handles the end of the connection's stream (err says how): the

@@ -137,8 +137,13 @@ func (w *tcpWire) bind(q *qp, c *conn) {
 }
 
 // abort closes the socket at once; the reader and writer end on errors.
+// The connection leaves the receive loop's epoll set first, so that the
+// descriptor number, once reused, never reaches this wire.
 func (w *tcpWire) abort() {
 	w.closeOnce.Do(func() {
+		if l := w.loop; l != nil {
+			l.forget(w)
+		}
 		close(w.done)
 		w.sock.Close()
 	})

@@ -325,6 +325,12 @@ func (w *tcpWire) writeLoop(block bool) {
 		}
 		switch {
 		case !ok:
+			// The peer is gone (EPIPE, a reset, the user timeout): the
+			// engine hears of it here, since the reader may never see
+			// the closed socket.
+			if w.q != nil && !w.dead.Load() {
+				w.q.peerEnded(w.c, false)
+			}
 			w.abort()
 			return
 		case handoff:
