@@ -83,8 +83,13 @@ func (d *device) drainInbound() {
 }
 
 // rescanLocked looks at every shared-memory connection's rings, as if each
-// had a kick; in.mu is held.
+// had a kick; in.mu is held. It also repairs a tail a peer moved away: with
+// no hint at our head, the next hint belongs there (producers never
+// advance the tail past a position whose slot they did not fill).
 func (d *device) rescanLocked() {
+	if h := d.in.head.Load(); !isHint(d.bell.ld64(inSlotOff(h))) && d.bell.ld64(bellOffTail)-h > inSlots {
+		d.bell.st64(bellOffTail, h)
+	}
 	for i := range d.qps {
 		if q := d.qps[i].Load(); q != nil {
 			if w := q.shmw.Load(); w != nil {

@@ -1,0 +1,135 @@
+package soft
+
+import (
+	"bytes"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"godat/rdma"
+)
+
+func TestTCPPortOf(t *testing.T) {
+	require.Equal(t, uint16(5000), tcpPortOf(5000))
+	require.Equal(t, uint16(5000), tcpPortOf(1<<40|5000))
+	require.Equal(t, uint16(64512), tcpPortOf(0))
+	require.Equal(t, uint16(65535), tcpPortOf(1023))
+	require.Equal(t, uint16(1024), tcpPortOf(1024))
+}
+
+func TestOpenParams(t *testing.T) {
+	for _, p := range []rdma.Params{{"transport": "udp"}, {"timeout": "0"}, {"timeout": "x"}, {"addr": "no-such-if0"}} {
+		_, err := rdma.Open("soft", p, nil)
+		require.Error(t, err, "%v", p)
+	}
+	d := openDev(t, rdma.Params{"transport": "tcp", "addr": "lo", "timeout": "3"}, nil)
+	require.Equal(t, lo, d.Addr())
+	require.Equal(t, "soft-tcp", d.Query().Name)
+	require.Equal(t, 3*time.Second, d.(*device).timeout)
+}
+
+// A client that does not speak the protocol is dropped without a request
+// reaching the consumer, and the listener goes on.
+func TestTCPGarbageClient(t *testing.T) {
+	b := newEnd(t, rdma.Params{"transport": "tcp"})
+	l, err := b.dev.Listen(b.cm, 0, true, 4, 5)
+	require.NoError(t, err)
+	defer l.Close()
+	c, err := net.Dial("tcp", netip.AddrPortFrom(lo, tcpPortOf(l.ServiceID())).String())
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Write(bytes.Repeat([]byte("GET / HTTP/1.0\r\n"), 4))
+	require.NoError(t, err)
+	_ = c.SetReadDeadline(time.Now().Add(testWait))
+	_, err = c.Read(make([]byte, 16))
+	require.Error(t, err) // closed by the listener
+	var ev rdma.CMEvent
+	require.ErrorIs(t, b.cm.Get(&ev, 20*time.Millisecond), rdma.ErrTimeout)
+	a := newEnd(t, rdma.Params{"transport": "tcp"})
+	require.NoError(t, a.qp.Connect(netip.AddrPortFrom(lo, 0), l.ServiceID(), nil, testWait))
+	ev = b.event(t)
+	require.Equal(t, rdma.CMConnectRequest, ev.Type)
+	require.NoError(t, ev.Request.Accept(b.qp, nil))
+	require.Equal(t, rdma.CMEstablished, a.event(t).Type)
+}
+
+// Half-open handshakes are bounded: a connection that sends no request is
+// closed after cmTimeout, and an accepted request whose confirmation never
+// comes fails its QP with CMAcceptError after cmTimeout.
+func TestTCPHalfOpenHandshake(t *testing.T) {
+	b := newEnd(t, rdma.Params{"transport": "tcp"})
+	l, err := b.dev.Listen(b.cm, 0, true, 4, 5)
+	require.NoError(t, err)
+	defer l.Close()
+	to := netip.AddrPortFrom(lo, tcpPortOf(l.ServiceID())).String()
+
+	silent, err := net.Dial("tcp", to)
+	require.NoError(t, err)
+	defer silent.Close()
+	_ = silent.SetReadDeadline(time.Now().Add(cmTimeout + testWait))
+	_, err = silent.Read(make([]byte, 1))
+	require.Error(t, err, "a silent connection was kept")
+
+	half, err := net.Dial("tcp", to)
+	require.NoError(t, err)
+	defer half.Close()
+	var req [frameHdr]byte
+	(&frame{typ: frReq, flags: tcpVersion, aux: tcpMagic, addr: l.ServiceID(), grant: 0}).put(req[:])
+	_, err = half.Write(req[:])
+	require.NoError(t, err)
+	ev := b.event(t)
+	require.Equal(t, rdma.CMConnectRequest, ev.Type)
+	require.NoError(t, ev.Request.Accept(b.qp, nil))
+	var got rdma.CMEvent
+	require.NoError(t, b.cm.Get(&got, cmTimeout+testWait))
+	require.Equal(t, rdma.CMAcceptError, got.Type)
+	require.Equal(t, rdma.QPSErr, b.qp.State())
+}
+
+// An auto device reaches an auto or shm-capable listener of this host
+// through shared memory and a TCP-only one through TCP; an auto listener
+// serves both kinds of client on one service id; receives posted before
+// the connection stay with the QP whatever the wire.
+func TestAutoPicksWire(t *testing.T) {
+	auto := rdma.Params{"transport": "auto"}
+	for _, peer := range []string{"auto", "tcp", "shm"} {
+		t.Run(peer, func(t *testing.T) {
+			a := newEnd(t, auto)
+			b := newEnd(t, rdma.Params{"transport": peer})
+			rb, rmr := a.buf(t, 8, allAccess)
+			require.NoError(t, a.qp.PostRecv(&rdma.RecvWR{WRID: 77, SGL: []rdma.SGE{sge(rb, rmr)}}))
+			connect(t, a, b, nil, nil)
+			_, isShm := a.qp.(*qp).c.w.(*shmWire)
+			require.Equal(t, peer != "tcp", isShm, "shared memory chosen")
+			sb, smr := b.buf(t, 8, allAccess)
+			copy(sb, "payload!")
+			require.NoError(t, b.qp.PostSend(&rdma.SendWR{Opcode: rdma.WRSend, SGL: []rdma.SGE{sge(sb, smr)}}))
+			wc := pollN(t, a.rcq, 1)[0]
+			require.Equal(t, uint64(77), wc.WRID)
+			require.Equal(t, "payload!", string(rb))
+		})
+	}
+	s := newEnd(t, auto)
+	l, err := s.dev.Listen(s.cm, 0x4242_0000_9999, false, 4, 5)
+	require.NoError(t, err)
+	defer l.Close()
+	for _, peer := range []string{"tcp", "shm"} {
+		c := newEnd(t, rdma.Params{"transport": peer})
+		require.NoError(t, c.qp.Connect(netip.AddrPortFrom(lo, 0), 0x4242_0000_9999, nil, testWait))
+		ev := s.event(t)
+		require.Equal(t, rdma.CMConnectRequest, ev.Type)
+		require.Equal(t, uint64(0x4242_0000_9999), ev.Request.ServiceID())
+		require.NoError(t, ev.Request.Accept(s.qp, nil))
+		require.Equal(t, rdma.CMEstablished, c.event(t).Type)
+		require.Equal(t, rdma.CMEstablished, s.event(t).Type)
+		sendTag(t, c, s, 5)
+		require.NoError(t, c.qp.Disconnect(false))
+		require.Equal(t, rdma.CMDisconnected, c.event(t).Type)
+		require.Equal(t, rdma.CMDisconnected, s.event(t).Type)
+		pollN(t, s.rcq, 0)
+		require.NoError(t, s.qp.Reset())
+	}
+}

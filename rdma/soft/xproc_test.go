@@ -1,0 +1,141 @@
+package soft
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"godat/rdma"
+)
+
+// Tests with a second process: a peer running as another user. The test
+// binary re-executes itself with helperEnv set (TestMain runs the helper).
+
+const helperEnv = "GODAT_SOFT_HELPER"
+
+// runHelper plays the helper's part when this process is one; it reports
+// whether it was (and then exits).
+func runHelper() bool {
+	args := strings.Fields(os.Getenv(helperEnv))
+	if len(args) == 0 {
+		return false
+	}
+	d, err := rdma.Open("soft", rdma.Params{"transport": "shm"}, nil)
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	pd, _ := d.AllocPD()
+	cm, _ := d.CreateCMChannel()
+	cq, _ := d.CreateCQ(16, nil, 0)
+	q, err := d.CreateQP(rdma.QPInitAttr{PD: pd, SendCQ: cq, RecvCQ: cq, CM: cm})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	var ev rdma.CMEvent
+	switch args[0] {
+	case "connect": // connect <service id>: print the outcome
+		svc, _ := strconv.ParseUint(args[1], 10, 64)
+		if err := q.Connect(netip.AddrPortFrom(lo, 0), svc, nil, 5*time.Second); err != nil {
+			fmt.Println("error", err)
+			break
+		}
+		if cm.Get(&ev, 10*time.Second) == nil {
+			fmt.Println("event", ev.Type)
+		} else {
+			fmt.Println("no event")
+		}
+	case "listen": // listen: print the id, then every event for a while
+		l, err := d.Listen(cm, 0, true, 4, 0)
+		if err != nil {
+			fmt.Println("error", err)
+			break
+		}
+		fmt.Println("listening", l.ServiceID())
+		for cm.Get(&ev, 3*time.Second) == nil {
+			fmt.Println("event", ev.Type)
+		}
+		fmt.Println("done")
+	}
+	d.Close()
+	os.Exit(0)
+	return true
+}
+
+// helperAs starts this test binary as a helper running as uid/gid 65534.
+func helperAs(t *testing.T, args string) (*exec.Cmd, *bufio.Reader) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("running a peer as another user needs root")
+	}
+	dir, err := os.MkdirTemp("", "godat-helper")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755)) // the other user must reach the binary
+	bin := filepath.Join(dir, "helper")
+	src, err := os.Open(os.Args[0])
+	require.NoError(t, err)
+	dst, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
+	require.NoError(t, err)
+	_, err = io.Copy(dst, src)
+	src.Close()
+	require.NoError(t, dst.Close())
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), helperEnv+"="+args)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd, bufio.NewReader(out)
+}
+
+// line reads the helper's next line (bounded by its own timeouts).
+func line(t *testing.T, r *bufio.Reader) string {
+	t.Helper()
+	s, err := r.ReadString('\n')
+	require.NoError(t, err, "the helper ended early")
+	return strings.TrimSpace(s)
+}
+
+// A shared-memory listener accepts only peers of its own uid (from
+// SO_PEERCRED): a request from another user is refused before it reaches
+// the consumer.
+func TestShmRefusesOtherUser(t *testing.T) {
+	b := newEnd(t, rdma.Params{"transport": "shm"})
+	l, err := b.dev.Listen(b.cm, 0, true, 4, 5)
+	require.NoError(t, err)
+	defer l.Close()
+	_, out := helperAs(t, fmt.Sprint("connect ", l.ServiceID()))
+	require.Equal(t, "event "+rdma.CMRefused.String(), line(t, out))
+	var ev rdma.CMEvent
+	require.ErrorIs(t, b.cm.Get(&ev, 50*time.Millisecond), rdma.ErrTimeout, "a request from another user reached the consumer")
+}
+
+// An active side connects only to a listener of its own uid: another
+// user may bind the abstract name first.
+func TestShmRefusesOtherUsersListener(t *testing.T) {
+	_, out := helperAs(t, "listen")
+	f := strings.Fields(line(t, out))
+	require.Equal(t, "listening", f[0])
+	svc, err := strconv.ParseUint(f[1], 10, 64)
+	require.NoError(t, err)
+	a := newEnd(t, rdma.Params{"transport": "shm"})
+	require.NoError(t, a.qp.Connect(netip.AddrPortFrom(lo, 0), svc, nil, testWait))
+	require.Equal(t, rdma.CMRefused, a.event(t).Type)
+	require.Equal(t, "done", line(t, out), "the other user's listener saw a request")
+}
