@@ -65,29 +65,13 @@ func copyOut(addr uint64, src []byte) (ok bool) {
 // access that changes nothing, even under concurrent writers. Only error
 // paths call it (to tell a local fault from a remote one), since it
 // touches every page.
-func probeWritable(addr, n uint64) (ok bool) {
-	if n == 0 {
-		return true
-	}
-	old := debug.SetPanicOnFault(true)
-	defer func() {
-		debug.SetPanicOnFault(old)
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	const page = 4096
-	end := addr + n
-	for p := addr &^ 3; p < end; p = (p &^ (page - 1)) + page {
-		w := *(*unsafe.Pointer)(unsafe.Pointer(&p))
-		atomic.AddUint32((*uint32)(w), 0)
-	}
-	return true
-}
+func probeWritable(addr, n uint64) bool { return probe(addr, n, true) }
 
 // probeReadable reports whether every page of [addr, addr+n) can be read
 // (one load per page); error paths only.
-func probeReadable(addr, n uint64) (ok bool) {
+func probeReadable(addr, n uint64) bool { return probe(addr, n, false) }
+
+func probe(addr, n uint64, write bool) (ok bool) {
 	if n == 0 {
 		return true
 	}
@@ -99,10 +83,14 @@ func probeReadable(addr, n uint64) (ok bool) {
 		}
 	}()
 	const page = 4096
-	end := addr + n
-	var sink byte
-	for p := addr; p < end; p = (p &^ (page - 1)) + page {
-		sink ^= userBytes(p, 1)[0]
+	var sink uint32
+	for p := addr &^ 3; p < addr+n; p = (p &^ (page - 1)) + page {
+		w := (*uint32)(*(*unsafe.Pointer)(unsafe.Pointer(&p)))
+		if write {
+			atomic.AddUint32(w, 0)
+		} else {
+			sink ^= atomic.LoadUint32(w)
+		}
 	}
 	runtime.KeepAlive(sink)
 	return true

@@ -132,12 +132,13 @@ const (
 	reqGone // the requester went away unanswered
 )
 
-// pending is the wire's side of a request.
+// pending is the wire's side of a request; connReq.mu serializes its
+// calls with the wire's settle.
 type pending interface {
-	// accept connects the request to q (in Init): ErrState, ErrClosed.
-	// gone says the requester already left: q then fails at once with
+	// accept connects the request to q (q.mu held, q in Init). gone says
+	// the requester already left: q then fails at once with
 	// CMAcceptError.
-	accept(q *qp, priv []byte, gone bool) error
+	accept(q *qp, priv []byte, gone bool)
 	// reject answers no (consumer: with priv; refused: as if nobody
 	// listened).
 	reject(reason rdma.RejectReason, priv []byte)
@@ -149,7 +150,7 @@ type connReq struct {
 	remote netip.AddrPort
 	priv   []byte
 	p      pending
-	mu     sync.Mutex // below listener, above qp.mu
+	mu     sync.Mutex // below listener, above qp.mu; held across the pending's calls
 	state  int
 }
 
@@ -173,9 +174,12 @@ func (r *connReq) Accept(qpi rdma.QP, priv []byte) error {
 	if r.state != reqPending && r.state != reqGone {
 		return rdma.ErrState
 	}
-	if err := r.p.accept(q, append([]byte(nil), priv...), r.state == reqGone); err != nil {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if err := q.initLocked(); err != nil {
 		return err
 	}
+	r.p.accept(q, append([]byte(nil), priv...), r.state == reqGone)
 	if r.state == reqPending {
 		r.l.pend.Add(-1)
 	}
@@ -201,12 +205,15 @@ func (r *connReq) Reject(reason rdma.RejectReason, priv []byte) error {
 	return nil
 }
 
-// gone: the requester left before an answer; its backlog place frees.
-func (r *connReq) gone() {
+// settle: the wire saw the request's socket end (or the confirmation
+// come). It reports whether the request was accepted; if it was not
+// answered yet, the requester is gone and its backlog place frees.
+func (r *connReq) settle() (accepted bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.state == reqPending {
 		r.state = reqGone
 		r.l.pend.Add(-1)
 	}
+	return r.state == reqAccepted
 }

@@ -234,21 +234,15 @@ func (q *qp) sizeSQ(n, inline int) {
 }
 
 // hold and release count the QP in its PD, CQs and SRQ (ErrBusy).
-func (q *qp) hold() {
-	q.pd.refs.Add(1)
-	q.scq.refs.Add(1)
-	q.rcq.refs.Add(1)
-	if q.srq != nil {
-		q.srq.refs.Add(1)
-	}
-}
+func (q *qp) hold()    { q.count(1) }
+func (q *qp) release() { q.count(-1) }
 
-func (q *qp) release() {
-	q.pd.refs.Add(-1)
-	q.scq.refs.Add(-1)
-	q.rcq.refs.Add(-1)
+func (q *qp) count(n int32) {
+	q.pd.refs.Add(n)
+	q.scq.refs.Add(n)
+	q.rcq.refs.Add(n)
 	if q.srq != nil {
-		q.srq.refs.Add(-1)
+		q.srq.refs.Add(n)
 	}
 }
 

@@ -269,17 +269,26 @@ func (q *qp) Connect(addr netip.AddrPort, serviceID uint64, priv []byte, timeout
 	useShm := q.dev.tr == trShm || q.dev.tr == trAuto && q.dev.shmReachable(a, serviceID)
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	switch {
-	case q.destroyed:
-		return rdma.ErrClosed
-	case q.state != rdma.QPSInit:
-		return rdma.ErrState
+	if err := q.initLocked(); err != nil {
+		return err
 	}
 	p := append([]byte(nil), priv...)
 	if useShm {
 		return q.connectShmLocked(a, serviceID, p, timeout)
 	}
 	return q.connectTCPLocked(a, serviceID, p, timeout)
+}
+
+// initLocked is the state check of Connect and Accept: only a QP in Init
+// may start a connection.
+func (q *qp) initLocked() error {
+	switch {
+	case q.destroyed:
+		return rdma.ErrClosed
+	case q.state != rdma.QPSInit:
+		return rdma.ErrState
+	}
+	return nil
 }
 
 // protocolError: the peer of c broke the protocol; the connection ends.

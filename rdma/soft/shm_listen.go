@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"sync"
 	"syscall"
 	"time"
 
@@ -87,18 +86,12 @@ func (l *listener) incomingShm(s *net.UnixConn) {
 	// requester gave up, or the consumer rejected (we closed the socket).
 	m, fds, err = readCM(s)
 	closeFds(fds)
-	sp.mu.Lock()
-	w := sp.w
-	if w == nil {
-		sp.gone = true
-	}
-	sp.mu.Unlock()
-	if w == nil {
-		r.gone()
-		sp.maps.unmap()
+	if !r.settle() {
+		sp.maps.unmap() // rejected, or the requester left: nobody has them
 		s.Close()
 		return
 	}
+	w := sp.w
 	defer w.release()
 	if err != nil || m.typ != cmRtu {
 		w.q.peerEnded(w.c, err == nil && m.typ == cmDisc)
@@ -117,30 +110,13 @@ type shmPending struct {
 	maps peerMaps
 	msg  cmMsg
 	pid  int
-	mu   sync.Mutex // below connReq.mu, above qp.mu
-	w    *shmWire   // set by accept
-	gone bool       // the requester left unanswered
+	w    *shmWire // set by accept (under connReq.mu)
 }
 
 // accept connects the request to q: the wire takes the peer's segments,
 // and ACC carries ours. The confirmation must come within cmTimeout.
-func (sp *shmPending) accept(q *qp, priv []byte, gone bool) error {
+func (sp *shmPending) accept(q *qp, priv []byte, gone bool) {
 	d := sp.l.dev
-	keys, err := d.keysReadOnly()
-	if err != nil {
-		return rdma.ErrNoResources
-	}
-	sp.mu.Lock()
-	defer sp.mu.Unlock()
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	switch {
-	case q.destroyed:
-		return rdma.ErrClosed
-	case q.state != rdma.QPSInit:
-		return rdma.ErrState
-	}
-	gone = gone || sp.gone
 	var mem seg
 	if !gone {
 		mem = sp.maps.mem // the goroutine unmaps them once it saw the requester go
@@ -152,10 +128,11 @@ func (sp *shmPending) accept(q *qp, priv []byte, gone bool) error {
 	q.bindLocked(c, false)
 	q.local = netip.AddrPortFrom(d.addr, uint16(sp.l.svc))
 	q.remote = netip.AddrPortFrom(sp.msg.addr, sp.msg.port)
-	if gone {
+	keys, err := d.keysReadOnly()
+	if gone || err != nil {
 		// The requester left before the answer: the accepted QP fails.
 		q.endLocked(endAbort, rdma.CMAcceptError)
-		return nil
+		return
 	}
 	w.sock = sp.sock
 	w.install(sp.maps, sp.pid, &sp.msg)
@@ -165,17 +142,11 @@ func (sp *shmPending) accept(q *qp, priv []byte, gone bool) error {
 	_ = sp.sock.SetReadDeadline(time.Now().Add(cmTimeout))
 	acc := cmMsg{typ: cmAcc, pd: q.pd.id, hint: hintBase(q.slot, q.gen), addr: d.addr, priv: priv}
 	_ = writeCM(sp.sock, &acc, d.bellFd, keys) // a failure shows as the socket's end
-	return nil
 }
 
 // reject answers no: REJ with the consumer's private data, or for a
 // refusal nothing (the socket closes as if nobody listened).
 func (sp *shmPending) reject(reason rdma.RejectReason, priv []byte) {
-	sp.mu.Lock()
-	defer sp.mu.Unlock()
-	if sp.gone {
-		return
-	}
 	if reason == rdma.RejectConsumer {
 		_ = writeCM(sp.sock, &cmMsg{typ: cmRej, priv: priv})
 	}

@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"sync"
 	"syscall"
 	"time"
 
@@ -142,22 +141,11 @@ func (q *qp) dialTCP(ctx context.Context, c *conn, to netip.AddrPort, svc uint64
 		q.attemptFailed(c, rdma.CMUnreachable, nil)
 		return
 	}
-	q.mu.Lock()
-	if q.c != c {
-		q.mu.Unlock()
+	if !q.sendRequest(c, w, svc, priv) {
 		w.abort()
 		return
 	}
-	c.w = w
-	w.bind(q, c)
-	w.wmu.Lock()
-	it := w.queueLocked(frame{typ: frReq, flags: tcpVersion, aux: tcpMagic, addr: svc}, priv)
-	it.fixedAck = true
-	w.wmu.Unlock()
-	w.grant.Store(uint64(c.grantLocked()))
-	q.mu.Unlock()
 	w.flush()
-
 	// The handshake read wakes at the connect deadline, or at once when
 	// the attempt is torn down (the socket closes).
 	if dd, ok := ctx.Deadline(); ok {
@@ -169,14 +157,44 @@ func (q *qp) dialTCP(ctx context.Context, c *conn, to netip.AddrPort, svc uint64
 		w.abort()
 		return
 	}
-	q.mu.Lock()
-	if q.c != c {
-		q.mu.Unlock()
+	if !q.confirm(c, w, accPriv) {
 		w.abort()
 		return
 	}
+	w.flush()
+	if !w.establish() {
+		q.peerEnded(c, false)
+		w.abort()
+	}
+}
+
+// sendRequest attaches the dialed wire to attempt c and queues REQ; false
+// when the attempt was torn down meanwhile.
+func (q *qp) sendRequest(c *conn, w *tcpWire, svc uint64, priv []byte) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.c != c {
+		return false
+	}
+	c.w = w
+	w.bind(q, c)
+	w.wmu.Lock()
+	w.queueLocked(frame{typ: frReq, flags: tcpVersion, aux: tcpMagic, addr: svc}, priv).fixedAck = true
+	w.wmu.Unlock()
+	w.grant.Store(uint64(c.grantLocked()))
+	return true
+}
+
+// confirm queues RTU and makes the QP RTS after the peer's ACC; false when
+// the attempt was torn down meanwhile.
+func (q *qp) confirm(c *conn, w *tcpWire, accPriv []byte) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.c != c {
+		return false
+	}
 	_ = w.sock.SetReadDeadline(time.Time{})
-	c.cancel()
+	c.cancel() // the attempt is over: a teardown closes the socket from now on
 	c.cancel = nil
 	w.wmu.Lock()
 	w.queueLocked(frame{typ: frRtu}, nil).fixedAck = true
@@ -184,12 +202,7 @@ func (q *qp) dialTCP(ctx context.Context, c *conn, to netip.AddrPort, svc uint64
 	q.local = addrPortOf(w.sock.LocalAddr())
 	q.remote = addrPortOf(w.sock.RemoteAddr())
 	q.establishLocked(c, accPriv)
-	q.mu.Unlock()
-	w.flush()
-	if !w.establish() {
-		q.peerEnded(c, false)
-		w.abort()
-	}
+	return true
 }
 
 // awaitAnswer reads the passive side's answer: 0 and its private data
@@ -299,16 +312,11 @@ func (d *device) incomingTCP(p *tcpPort, s *net.TCPConn) {
 	// The next frame is the RTU that follows our ACC, or nothing: the
 	// active side gave up, or the consumer rejected.
 	err = w.rd.header(&f)
-	tp.mu.Lock()
+	accepted := r.settle()
 	q, c := tp.q, tp.c
-	if q == nil {
-		tp.gone = true
-	}
-	tp.mu.Unlock()
 	d.tcp.track(w, false)
 	switch {
-	case q == nil:
-		r.gone()
+	case !accepted:
 		if w.dead.Load() {
 			w.drain() // rejected: let the REJ reach the peer
 			return
@@ -345,34 +353,22 @@ func (w *tcpWire) reject(reason uint32, priv []byte) {
 
 // tcpPending is a TCP request waiting for its answer.
 type tcpPending struct {
-	w    *tcpWire
-	mu   sync.Mutex // below connReq.mu, above qp.mu
-	q    *qp
-	c    *conn
-	gone bool
+	w *tcpWire
+	q *qp // set by accept (under connReq.mu)
+	c *conn
 }
 
 // accept connects the request to q and queues ACC; the RTU must come
 // within cmTimeout.
-func (tp *tcpPending) accept(q *qp, priv []byte, gone bool) error {
-	tp.mu.Lock()
-	defer tp.mu.Unlock()
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	switch {
-	case q.destroyed:
-		return rdma.ErrClosed
-	case q.state != rdma.QPSInit:
-		return rdma.ErrState
-	}
+func (tp *tcpPending) accept(q *qp, priv []byte, gone bool) {
 	w := tp.w
 	c := q.newConn(w)
 	q.bindLocked(c, false)
 	q.local = addrPortOf(w.sock.LocalAddr())
 	q.remote = addrPortOf(w.sock.RemoteAddr())
-	if gone || tp.gone {
+	if gone {
 		q.endLocked(endAbort, rdma.CMAcceptError)
-		return nil
+		return
 	}
 	w.bind(q, c)
 	tp.q, tp.c = q, c
@@ -382,17 +378,11 @@ func (tp *tcpPending) accept(q *qp, priv []byte, gone bool) error {
 	w.queueLocked(frame{typ: frAcc, aux: tcpMagic}, priv).fixedAck = true
 	w.wmu.Unlock()
 	w.kickWriter()
-	return nil
 }
 
 // reject answers no: REJ with the consumer's reason and private data, or
 // the no-listener reason for a refusal.
 func (tp *tcpPending) reject(reason rdma.RejectReason, priv []byte) {
-	tp.mu.Lock()
-	defer tp.mu.Unlock()
-	if tp.gone {
-		return
-	}
 	why := uint32(rejNoListener)
 	if reason == rdma.RejectConsumer {
 		why = rejConsumer
