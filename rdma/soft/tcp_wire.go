@@ -45,6 +45,8 @@ type tcpWire struct {
 	kickW     chan struct{} // wakes the writer goroutine
 	resumeCh  chan struct{} // wakes a reader waiting for an SRQ receive
 	closeOnce sync.Once
+	lingerMu  sync.Mutex  // leaf: linger
+	linger    *time.Timer // aborts a shut-down connection after lingerTime
 
 	dead        atomic.Bool  // shut down: the reader only drains
 	draining    atomic.Bool  // a goroutine drains the socket
@@ -146,6 +148,14 @@ func (w *tcpWire) abort() {
 		}
 		close(w.done)
 		w.sock.Close()
+		// A pending linger timer would keep the wire, and its QP's
+		// queues, reachable for lingerTime after the connection ended.
+		w.lingerMu.Lock()
+		if w.linger != nil {
+			w.linger.Stop()
+			w.linger = nil
+		}
+		w.lingerMu.Unlock()
 	})
 }
 
@@ -299,7 +309,10 @@ func (w *tcpWire) shutdown(how endHow) {
 	it.fin = true
 	w.items = append(w.items, it)
 	w.wmu.Unlock()
-	time.AfterFunc(lingerTime, w.abort)
+	t := time.AfterFunc(lingerTime, w.abort)
+	w.lingerMu.Lock()
+	w.linger = t
+	w.lingerMu.Unlock()
 	w.kickWriter()
 }
 
