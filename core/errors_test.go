@@ -13,7 +13,7 @@ import (
 func TestMapTransportErrorWrapped(t *testing.T) {
 	wrapped := fmt.Errorf("soft: listen: too many open files: %w", rdma.ErrNoResources)
 	require.Equal(t, ErrNoMemory, mapTransportError(wrapped))
-	require.Equal(t, ErrConnQualInUse, mapTransportError(rdma.ErrQualInUse))
+	require.Equal(t, ErrConnQualInUse, mapTransportError(rdma.ErrServiceInUse))
 	require.Equal(t, ErrLength, mapTransportError(ErrLength))
 	require.Equal(t, ErrInternal, mapTransportError(fmt.Errorf("unexpected")))
 	require.NoError(t, mapTransportError(nil))

@@ -32,11 +32,11 @@ const (
 	PrivAll         MemPriv = 0x33
 )
 
+// access is the transport's access for the privileges. Local read is
+// implicit, as in verbs: a region registered with local write only (or with
+// remote rights only) may still be the source of a send or RDMA write.
 func (p MemPriv) access() rdma.Access {
 	var a rdma.Access
-	if p&PrivLocalRead != 0 {
-		a |= rdma.AccessLocalRead
-	}
 	if p&PrivLocalWrite != 0 {
 		a |= rdma.AccessLocalWrite
 	}
@@ -129,14 +129,14 @@ func (ia *IA) CreateLMR(region LMRRegion, length uint64, pz *PZ, priv MemPriv) (
 	if len(ia.lmrs) >= ia.attr.MaxLMRs {
 		return nil, LMRInfo{}, E(KindInsufficientResources, SubResourceMemoryRegion)
 	}
-	mr, err := ia.dev.RegisterMR(pz.id, addr, length, priv.access())
+	mr, err := pz.pd.RegMR(addr, length, priv.access())
 	if err != nil {
 		return nil, LMRInfo{}, mapTransportError(err)
 	}
 	l := &LMR{ia: ia, pz: pz, region: region, addr: addr, length: length, priv: priv, mr: mr}
 	l.kind = TypeLMR
 	if err := bindLocked(ia, ia.lmrs, l); err != nil {
-		mr.Deregister()
+		mr.Dereg()
 		return nil, LMRInfo{}, err
 	}
 	pz.users++
@@ -189,7 +189,7 @@ func (l *LMR) destroyLocked() {
 		return
 	}
 	l.dead = true
-	l.mr.Deregister()
+	l.mr.Dereg()
 	l.pz.users--
 	if l.region.Type == MemLMR && l.region.LMR != nil {
 		l.region.LMR.users--
@@ -288,12 +288,16 @@ func mapTransportError(err error) error {
 
 var transportErrors = [...]struct{ from, to error }{
 	{rdma.ErrQueueFull, ErrQueueFull},
-	{rdma.ErrQualInUse, ErrConnQualInUse},
+	{rdma.ErrServiceInUse, ErrConnQualInUse},
 	{rdma.ErrNoResources, ErrNoMemory},
 	{rdma.ErrState, ErrState(SubNone)},
-	{rdma.ErrUnreachable, ErrAddressUnreachable},
+	{rdma.ErrNoDevice, ErrAddressUnreachable},
 	{rdma.ErrInvalid, E(KindInvalidParameter, SubNone)},
 	{rdma.ErrClosed, E(KindAbort, SubNone)},
 	{rdma.ErrProtection, E(KindProtectionViolation, SubNone)},
 	{rdma.ErrPrivileges, E(KindPrivilegesViolation, SubNone)},
+	{rdma.ErrFault, E(KindPrivilegesViolation, SubNone)},
+	{rdma.ErrBusy, ErrState(SubNone)},
+	{rdma.ErrTimeout, ErrTimeout},
+	{rdma.ErrNotSupported, ErrModelNotSupported},
 }

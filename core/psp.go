@@ -19,6 +19,7 @@ type PSP struct {
 	evd   *EVD
 	flags PSPFlags
 	lis   rdma.Listener
+	id    uint32 // names the PSP to the transport (the listener's context)
 	dead  bool
 }
 
@@ -38,18 +39,25 @@ func (ia *IA) CreatePSP(qual uint64, any bool, evd *EVD, flags PSPFlags) (*PSP, 
 	if err := ia.liveLocked(); err != nil {
 		return nil, 0, err
 	}
-	if evd == nil || evd.ia != ia || evd.dead || evd.flags&EVDCR == 0 {
+	if evd == nil || !ia.evdUsable(evd, EVDCR) {
 		return nil, 0, ErrHandle(SubHandleEVDCR)
 	}
 	p := &PSP{ia: ia, evd: evd, flags: flags}
 	p.kind = TypePSP
-	lis, err := ia.dev.Listen(qual, any, p)
+	id, ok := spIDs.add(&spRef{psp: p})
+	if !ok {
+		return nil, 0, E(KindInsufficientResources, SubResourceMemory)
+	}
+	p.id = id
+	lis, err := ia.dev.dev.Listen(ia.cm, qual, any, evd.backlog(), uint64(id))
 	if err != nil {
+		spIDs.remove(id)
 		return nil, 0, mapTransportError(err)
 	}
-	p.lis, p.qual = lis, lis.Qual()
+	p.lis, p.qual = lis, lis.ServiceID()
 	if err := bindLocked(ia, ia.psps, p); err != nil {
 		lis.Close()
+		spIDs.remove(id)
 		return nil, 0, err
 	}
 	evd.use(1)
@@ -76,8 +84,8 @@ func (p *PSP) Query() (PSPParams, error) {
 	return PSPParams{Qual: p.qual, EVD: p.evd, Flags: p.flags}, nil
 }
 
-// ConnRequest is called by the transport for each arriving request.
-func (p *PSP) ConnRequest(req rdma.ConnRequest) {
+// connRequest delivers an arriving request (from the CM goroutine).
+func (p *PSP) connRequest(req rdma.ConnRequest) {
 	p.ia.newCR(p, p.evd, nil, req)
 }
 
@@ -95,6 +103,7 @@ func (p *PSP) Free() error {
 func (p *PSP) destroyLocked() {
 	p.dead = true
 	p.lis.Close()
+	spIDs.remove(p.id)
 	p.evd.use(-1)
 	delete(p.ia.psps, p)
 	p.ia.handles.Release(p)
