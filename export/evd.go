@@ -110,7 +110,11 @@ func go_dat_evd_create(h C.godat_handle, qlen C.DAT_COUNT, cnoh C.godat_handle, 
 	if out == nil {
 		return datReturn(core.ErrArg(5))
 	}
-	evd, err := ia.CreateEVD(int(qlen), core.EVDFlags(flags), cno)
+	cf, ok := evdFlagsFromC(flags)
+	if !ok {
+		return datReturn(core.ErrArg(4))
+	}
+	evd, err := ia.CreateEVD(int(qlen), cf, cno)
 	if err != nil {
 		return datReturn(err)
 	}
@@ -148,7 +152,7 @@ func go_dat_evd_query(h C.godat_handle, mask C.DAT_EVD_PARAM_MASK, out *C.DAT_EV
 		v.evd_state |= C.DAT_EVD_STATE_UNWAITABLE
 	}
 	v.cno_handle = handleOf(p.CNO)
-	v.evd_flags = C.DAT_EVD_FLAGS(p.Flags)
+	v.evd_flags = evdFlagsToC(p.Flags)
 	*out = v
 	return C.DAT_SUCCESS
 }

@@ -7,7 +7,6 @@ package main
 import "C"
 
 import (
-	"errors"
 	"net/netip"
 	"path/filepath"
 	"strings"
@@ -15,36 +14,30 @@ import (
 
 	"godat/core"
 	"godat/rdma"
-	"godat/rdma/soft"
 )
 
 // builtinLibs are the library names in dat.conf that mean "this library".
 var builtinLibs = map[string]bool{"libdat.so.1": true, "libdat.so": true, "libdat.so.1.2.0": true, "godat": true}
 
-// openDevice opens the transport an IA entry asks for.
-func openDevice(e core.RegistryEntry) (rdma.Device, error) {
+// backendOf picks the transport backend a dat.conf entry names: the
+// software provider for transport=shm, tcp and auto (and by default), the
+// verbs backend for transport=verbs. Backends register themselves
+// (backends.go imports them); an entry naming one that is not built in
+// opens nothing.
+func backendOf(e core.RegistryEntry) (string, rdma.Params, error) {
 	if !builtinLibs[filepath.Base(e.LibPath)] {
 		core.Logf(core.LevelWarn, "dat_ia_openv: %s: provider library %q is not built in (external providers are not supported)", e.IAName, e.LibPath)
-		return nil, core.ErrNameNotRegistered
+		return "", nil, core.ErrNameNotRegistered
 	}
 	params, err := core.ParseIAParams(e.IAParams)
 	if err != nil {
 		core.Logf(core.LevelWarn, "dat_ia_openv: %s (%s:%d): bad provider parameters: %v", e.IAName, e.File, e.Line, err)
-		return nil, core.ErrNameNotRegistered
+		return "", nil, core.ErrNameNotRegistered
 	}
-	dev, err := soft.Open(params)
-	switch {
-	case err == nil:
-		return dev, nil
-	case errors.Is(err, rdma.ErrInvalid):
-		// A parameter the provider cannot use (unknown transport, an
-		// address or interface this host does not have): the entry names
-		// no IA that can be opened here.
-		core.Logf(core.LevelWarn, "dat_ia_openv: %s (%s:%d): %v", e.IAName, e.File, e.Line, err)
-		return nil, core.ErrNameNotRegistered
+	if params["transport"] == "verbs" {
+		return "verbs", params, nil
 	}
-	core.Logf(core.LevelWarn, "dat_ia_openv: %s: %v", e.IAName, err)
-	return nil, core.ErrNoMemory
+	return "soft", params, nil
 }
 
 //export go_dat_ia_openv
@@ -87,13 +80,13 @@ func go_dat_ia_openv(name *C.char, qlen C.DAT_COUNT, asyncEVD *C.DAT_EVD_HANDLE,
 	if err != nil {
 		return datReturn(err)
 	}
-	dev, err := openDevice(entry)
+	backend, params, err := backendOf(entry)
 	if err != nil {
 		return datReturn(err)
 	}
-	ia, err := core.OpenIA(core.IAConfig{Name: entry.IAName, Device: dev, AsyncQLen: int(qlen), AsyncEVD: given, NoAsync: noAsync, Handles: handles, Agent: callAgent})
+	ia, err := core.OpenIA(core.IAConfig{Name: entry.IAName, Backend: backend, Params: params, AsyncQLen: int(qlen),
+		AsyncEVD: given, NoAsync: noAsync, Handles: handles, Agent: callAgent})
 	if err != nil {
-		dev.Close()
 		return datReturn(err)
 	}
 	*iaOut = handleOf(ia)
