@@ -105,6 +105,7 @@ check-verbs:
 # What the guest runs, built on the host; check-verbs makes it once the VM's
 # packages (libibverbs-dev, librdmacm-dev) are in.
 verbs-guest: $(B)/vm/verbs_smoke
+	@:
 
 $(B)/vm/verbs_smoke: vm/smoke/verbs_smoke.c
 	@mkdir -p $(B)/vm

@@ -144,6 +144,7 @@ extract_vmlinux() {
 	off=$(($((setup + 1)) * 512 + $(u32 "$img" $((0x248)))))
 	len=$(u32 "$img" $((0x24c)))
 	magic=$(od -An -t x1 -j "$off" -N 4 "$img" | tr -d ' ')
+	# shellcheck disable=SC2054 # commas inside dd's operands
 	local payload=(dd if="$img" bs=1M iflag=skip_bytes,count_bytes skip="$off" count="$len" status=none)
 	case "$magic" in
 	fd377a58) "${payload[@]}" | xz -dc --single-stream >"$dst" ;;
@@ -228,47 +229,61 @@ command -v qemu-system-x86_64 >/dev/null || skip "no qemu-system-x86_64"
 
 # ---- accelerator ------------------------------------------------------------
 
-# KVM when it can run this kernel. kvm_pvm is a nested hypervisor that runs
-# only specially built guests: Debian's kernel hangs or dies under it.
+# KVM when it can run this kernel, else TCG. kvm_pvm is a nested hypervisor
+# that runs only specially built guests: Debian's kernel hangs or dies under
+# it, so it means TCG at once. VERBS_VM_ACCEL=kvm|tcg overrides.
 accel=tcg
-if [ -e /sys/module/kvm_pvm ]; then
-	accel=tcg
-elif [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
+if [ -n "${VERBS_VM_ACCEL:-}" ]; then
+	accel=$VERBS_VM_ACCEL
+elif [ ! -e /sys/module/kvm_pvm ] && [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
 	accel=kvm
 fi
-accel=${VERBS_VM_ACCEL:-$accel}
-cmdline="console=ttyS0 rdinit=/init panic=-1 loglevel=4 pci=off"
-if [ "$accel" = kvm ]; then
-	accel_args=(-accel kvm -cpu host)
-else
-	accel_args=(-accel tcg,thread=multi -cpu max)
-	# A busy host can make the guest's TSC calibration fail under TCG, and
-	# microvm has no fallback timer: give it the host's TSC rate (the guest
-	# TSC runs at it under TCG).
-	khz=$(dmesg 2>/dev/null | sed -n 's/.*tsc: Refined TSC clocksource calibration: \([0-9.]*\) MHz.*/\1/p; s/.*tsc: Detected \([0-9.]*\) MHz processor.*/\1/p' | tail -n 1)
-	[ -n "$khz" ] || khz=$(sed -n 's/^cpu MHz[^:]*: *\([0-9.]*\).*/\1/p' /proc/cpuinfo | head -n 1)
-	[ -n "$khz" ] && cmdline+=" tsc_early_khz=$(awk -v m="$khz" 'BEGIN { printf "%d", m * 1000 }') no_timer_check tsc=reliable"
-fi
-cmdline+=${VERBS_VM_APPEND:+ $VERBS_VM_APPEND}
+
+# use_accel ACCEL: QEMU's arguments and the kernel command line for ACCEL.
+use_accel() {
+	accel=$1
+	cmdline="console=ttyS0 rdinit=/init panic=-1 loglevel=4 pci=off"
+	if [ "$accel" = kvm ]; then
+		accel_args=(-accel kvm -cpu host)
+	else
+		# shellcheck disable=SC2054 # a comma inside QEMU's option
+		accel_args=(-accel tcg,thread=multi -cpu max)
+		# A busy host can make the guest's TSC calibration fail under TCG,
+		# and microvm has no fallback timer: give it the host's TSC rate
+		# (the guest's TSC runs at it under TCG).
+		local khz
+		khz=$(dmesg 2>/dev/null | sed -n 's/.*tsc: Refined TSC clocksource calibration: \([0-9.]*\) MHz.*/\1/p; s/.*tsc: Detected \([0-9.]*\) MHz processor.*/\1/p' | tail -n 1)
+		[ -n "$khz" ] || khz=$(sed -n 's/^cpu MHz[^:]*: *\([0-9.]*\).*/\1/p' /proc/cpuinfo | head -n 1)
+		[ -n "$khz" ] && cmdline+=" tsc_early_khz=$(awk -v m="$khz" 'BEGIN { printf "%d", m * 1000 }') no_timer_check tsc=reliable"
+	fi
+	cmdline+=${VERBS_VM_APPEND:+ $VERBS_VM_APPEND}
+}
 
 # ---- the run ----------------------------------------------------------------
 
 cwd=$(pwd -P)
-ctl=$(mktemp -d "${TMPDIR:-/tmp}/verbs-vm.XXXXXX") || skip "cannot create a temporary folder"
+# Per-run folders, named after this process; those of runs killed before
+# their cleanup (SIGKILL) go now.
+for d in "$build"/run.* "$build"/out.*; do
+	[ -d "$d" ] && ! kill -0 "${d##*.}" 2>/dev/null && rm -rf "$d"
+done
+ctl=$build/run.$$
+mkdir "$ctl" || skip "cannot create $ctl"
 own_out=
 if [ -z "$out" ]; then
-	out=$(mktemp -d "${TMPDIR:-/tmp}/verbs-vm-out.XXXXXX") || skip "cannot create a temporary folder"
+	out=$build/out.$$
+	mkdir "$out" || skip "cannot create $out"
 	own_out=1
 fi
 mkdir -p "$out" && out=$(cd "$out" && pwd -P) || skip "cannot use $out as the results folder"
 
 qpid=
 tails=()
+# shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
-	local i
 	if [ -n "$qpid" ] && kill -0 "$qpid" 2>/dev/null; then
 		kill -TERM "$qpid" 2>/dev/null
-		for i in $(seq 50); do kill -0 "$qpid" 2>/dev/null || break; sleep 0.1; done
+		for _ in $(seq 50); do kill -0 "$qpid" 2>/dev/null || break; sleep 0.1; done
 		kill -KILL "$qpid" 2>/dev/null
 	fi
 	# Whatever became of timeout(1), QEMU itself must not outlive us.
@@ -327,68 +342,86 @@ sq() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
 	echo
 } >"$ctl/cmd.sh"
 
-: >"$ctl/out"
-: >"$ctl/err"
-: >"$ctl/console.log"
-# The hard bound, should this script die without its cleanup. --foreground
-# keeps QEMU in our process group, so that killing the group kills it too.
-hard=$((boot_timeout_s + timeout_s + 30))
-timeout --foreground -k 5 "$hard" qemu-system-x86_64 \
-	-M microvm,x-option-roms=off -smp 2 -m 2048 "${accel_args[@]}" \
-	-nodefaults -no-user-config -display none -no-reboot \
-	-pidfile "$ctl/qemu.pid" \
-	-kernel "$cache/vmlinux" -initrd "$cache/initrd.cpio" -append "$cmdline" \
-	-serial "file:$ctl/console.log" \
-	-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
-	-device virtio-9p-device,fsdev=hostroot,mount_tag=hostroot \
-	-fsdev "local,id=vmctl,path=$ctl,security_model=none" \
-	-device virtio-9p-device,fsdev=vmctl,mount_tag=vmctl \
-	-fsdev "local,id=vmout,path=$out,security_model=none" \
-	-device virtio-9p-device,fsdev=vmout,mount_tag=vmout \
-	-device virtio-serial-device \
-	-chardev "file,id=out,path=$ctl/out,append=on" -device virtserialport,chardev=out,name=out \
-	-chardev "file,id=err,path=$ctl/err,append=on" -device virtserialport,chardev=err,name=err \
-	</dev/null >"$ctl/qemu.log" 2>&1 &
-qpid=$!
-# CMD's output, as it comes. tail --pid reads to the end once QEMU is gone.
-tail -q -n +1 -s 0.1 -f --pid="$qpid" "$ctl/out" &
-tails+=($!)
-tail -q -n +1 -s 0.1 -f --pid="$qpid" "$ctl/err" >&2 &
-tails+=($!)
-if [ -n "$console" ]; then
-	tail -q -n +1 -s 0.1 -f --pid="$qpid" "$ctl/console.log" >&2 &
-	tails+=($!)
-fi
-
-# Times in microseconds, from bash itself: the loop forks nothing.
+# Times in microseconds, from bash itself: the wait loop forks nothing.
 now() { echo "${EPOCHREALTIME/./}"; }
 secs() { printf '%d.%d' $(($1 / 1000000)) $(($1 % 1000000 / 100000)); }
-t0=$(now)
 exec {nap}<> <(:)
-t_ready=
-why=
-while kill -0 "$qpid" 2>/dev/null; do
-	t=${EPOCHREALTIME/./}
-	if [ -z "$t_ready" ]; then
-		if [ -e "$ctl/ready" ]; then
-			t_ready=$t
-		elif [ $((t - t0)) -ge $((boot_timeout_s * 1000000)) ]; then
-			why=boot-timeout
+
+# boot BOOT_TIMEOUT: run QEMU until it exits or a bound passes. Sets qrc (its
+# exit status), t0, t_ready (when the guest's root was mounted) and why
+# (boot-timeout, timeout or nothing).
+boot() {
+	local t
+	rm -f "$ctl"/{ready,devices,done,status,boot-error,setup-error,qemu.pid}
+	: >"$ctl/out"
+	: >"$ctl/err"
+	: >"$ctl/console.log"
+	# The hard bound, should this script die without its cleanup. --foreground
+	# keeps QEMU in our process group, so that killing the group kills it too.
+	timeout --foreground -k 5 $(($1 + timeout_s + 30)) qemu-system-x86_64 \
+		-M microvm,x-option-roms=off -smp 2 -m 2048 "${accel_args[@]}" \
+		-nodefaults -no-user-config -display none -no-reboot \
+		-pidfile "$ctl/qemu.pid" \
+		-kernel "$cache/vmlinux" -initrd "$cache/initrd.cpio" -append "$cmdline" \
+		-serial "file:$ctl/console.log" \
+		-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
+		-device virtio-9p-device,fsdev=hostroot,mount_tag=hostroot \
+		-fsdev "local,id=vmctl,path=$ctl,security_model=none" \
+		-device virtio-9p-device,fsdev=vmctl,mount_tag=vmctl \
+		-fsdev "local,id=vmout,path=$out,security_model=none" \
+		-device virtio-9p-device,fsdev=vmout,mount_tag=vmout \
+		-device virtio-serial-device \
+		-chardev "file,id=out,path=$ctl/out,append=on" -device virtserialport,chardev=out,name=out \
+		-chardev "file,id=err,path=$ctl/err,append=on" -device virtserialport,chardev=err,name=err \
+		</dev/null >"$ctl/qemu.log" 2>&1 &
+	qpid=$!
+	# CMD's output, as it comes. tail --pid reads to the end once QEMU is gone.
+	tail -q -n +1 -s 0.1 -f --pid="$qpid" "$ctl/out" &
+	tails+=($!)
+	tail -q -n +1 -s 0.1 -f --pid="$qpid" "$ctl/err" >&2 &
+	tails+=($!)
+	if [ -n "$console" ]; then
+		tail -q -n +1 -s 0.1 -f --pid="$qpid" "$ctl/console.log" >&2 &
+		tails+=($!)
+	fi
+
+	t0=$(now)
+	t_ready=
+	why=
+	while kill -0 "$qpid" 2>/dev/null; do
+		t=${EPOCHREALTIME/./}
+		if [ -z "$t_ready" ]; then
+			if [ -e "$ctl/ready" ]; then
+				t_ready=$t
+			elif [ $((t - t0)) -ge $(($1 * 1000000)) ]; then
+				why=boot-timeout
+				break
+			fi
+		elif [ $((t - t_ready)) -ge $((timeout_s * 1000000)) ]; then
+			why=timeout
 			break
 		fi
-	elif [ $((t - t_ready)) -ge $((timeout_s * 1000000)) ]; then
-		why=timeout
-		break
+		read -r -t 0.05 -u "$nap"
+	done
+	[ -z "$why" ] || kill -TERM "$qpid" 2>/dev/null
+	wait "$qpid" 2>/dev/null
+	qrc=$?
+	wait "${tails[@]}" 2>/dev/null
+	tails=()
+}
+
+use_accel "$accel"
+if [ "$accel" = kvm ] && [ -z "${VERBS_VM_ACCEL:-}" ]; then
+	# KVM boots this guest in a second or two where it works at all.
+	boot $((boot_timeout_s < 30 ? boot_timeout_s : 30))
+	if [ ! -e "$ctl/ready" ]; then
+		log "KVM did not boot the guest (qemu exit status $qrc: $(head -n 1 "$ctl/qemu.log")); using TCG"
+		use_accel tcg
+		boot "$boot_timeout_s"
 	fi
-	read -r -t 0.05 -u "$nap"
-done
-if [ -n "$why" ]; then
-	kill -TERM "$qpid" 2>/dev/null
+else
+	boot "$boot_timeout_s"
 fi
-wait "$qpid"
-qrc=$?
-wait "${tails[@]}" 2>/dev/null
-tails=()
 
 console_tail() {
 	log "qemu exited with $qrc; last lines of the guest console:"
@@ -426,4 +459,6 @@ console_tail
 if [ -s "$ctl/boot-error" ]; then
 	skip "the VM could not start its userland: $(cat "$ctl/boot-error")"
 fi
-skip "the VM did not boot ($accel, qemu exit status $qrc)"
+why=$(grep -m 1 -o 'Kernel panic - .*' "$ctl/console.log")
+[ -n "$why" ] || why=$(grep -m 1 -v '^\s*$' "$ctl/qemu.log")
+skip "the VM did not boot ($accel, qemu exit status $qrc)${why:+: $why}"

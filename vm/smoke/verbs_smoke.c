@@ -68,16 +68,32 @@ static void check(int ok, const char *fmt, ...)
 		failures++;
 }
 
+/* vdie: the check failed; with_errno adds what the failed call left in errno. */
+static void vdie(int with_errno, const char *fmt, va_list ap)
+{
+	int e = errno;
+	printf("not ok - ");
+	vprintf(fmt, ap);
+	if (with_errno)
+		printf(" (errno %d: %s)", e, strerror(e));
+	printf("\nverbs_smoke: FAIL\n");
+	exit(1);
+}
+
+/* die: a library call failed. */
 static void die(const char *fmt, ...)
 {
 	va_list ap;
-	printf("not ok - ");
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf(" (errno %d: %s)\n", errno, strerror(errno));
-	printf("verbs_smoke: FAIL\n");
-	exit(1);
+	vdie(1, fmt, ap);
+}
+
+/* wrong: a result is not what it must be. */
+static void wrong(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vdie(0, fmt, ap);
 }
 
 /* The next rdma_cm event, copied and acknowledged; fails after timeout_ms. */
@@ -100,7 +116,7 @@ static struct cm_ev next_event(struct rdma_event_channel *ec)
 		n = poll(&p, 1, timeout_ms);
 	while (n < 0 && errno == EINTR);
 	if (n == 0)
-		die("no rdma_cm event within %d ms", timeout_ms);
+		wrong("no rdma_cm event within %d ms", timeout_ms);
 	if (n < 0 || rdma_get_cm_event(ec, &e))
 		die("rdma_get_cm_event");
 	memset(&r, 0, sizeof r);
@@ -120,7 +136,7 @@ static void expect_event(struct rdma_event_channel *ec, enum rdma_cm_event_type 
 {
 	struct cm_ev e = next_event(ec);
 	if (e.type != type || (id && e.id != id))
-		die("expected rdma_cm event %s, got %s (status %d)", rdma_event_str(type),
+		wrong("expected rdma_cm event %s, got %s (status %d)", rdma_event_str(type),
 		    rdma_event_str(e.type), e.status);
 	if (out)
 		*out = e;
@@ -203,11 +219,11 @@ static struct ibv_wc wait_wc(struct end *s)
 			n = poll(&p, 1, timeout_ms);
 		while (n < 0 && errno == EINTR);
 		if (n == 0)
-			die("%s: no completion event within %d ms", s->name, timeout_ms);
+			wrong("%s: no completion event within %d ms", s->name, timeout_ms);
 		if (n < 0 || ibv_get_cq_event(s->ch, &cq, &ctx))
 			die("%s: ibv_get_cq_event", s->name);
 		if (cq != s->cq || ctx != s)
-			die("%s: completion event for another CQ", s->name);
+			wrong("%s: completion event for another CQ", s->name);
 		/* Acknowledged in batches: each ack takes a lock. */
 		if (++s->unacked == 64) {
 			ibv_ack_cq_events(s->cq, s->unacked);
@@ -222,7 +238,7 @@ static void expect_wc(struct end *s, enum ibv_wc_opcode op, uint64_t wr_id, uint
 	struct ibv_wc wc = wait_wc(s);
 	if (wc.status != IBV_WC_SUCCESS || wc.opcode != op || wc.wr_id != wr_id ||
 	    ((op & IBV_WC_RECV) && wc.byte_len != len))
-		die("%s: %s completed with status %s, opcode %d, wr_id %" PRIu64 ", byte_len %u "
+		wrong("%s: %s completed with status %s, opcode %d, wr_id %" PRIu64 ", byte_len %u "
 		    "(expected opcode %d, wr_id %" PRIu64 ", byte_len %u)",
 		    s->name, what, ibv_wc_status_str(wc.status), wc.opcode, wc.wr_id, wc.byte_len,
 		    op, wr_id, len);
@@ -315,7 +331,7 @@ int main(int argc, char **argv)
 	if (rdma_bind_addr(listener, (struct sockaddr *)&sin))
 		die("rdma_bind_addr %s", addr);
 	if (!listener->verbs)
-		die("no RDMA device behind %s", addr);
+		wrong("no RDMA device behind %s", addr);
 	const char *dev = ibv_get_device_name(listener->verbs->device);
 	check(!want_dev || strcmp(dev, want_dev) == 0, "%s resolves to device %s%s%s", addr, dev,
 	      want_dev ? ", expected " : "", want_dev ? want_dev : "");
@@ -370,7 +386,7 @@ int main(int argc, char **argv)
 	while (!got_cli || !got_srv) {
 		ev = next_event(ec);
 		if (ev.type != RDMA_CM_EVENT_ESTABLISHED)
-			die("expected ESTABLISHED, got %s (status %d)", rdma_event_str(ev.type), ev.status);
+			wrong("expected ESTABLISHED, got %s (status %d)", rdma_event_str(ev.type), ev.status);
 		if (ev.id == cli.id && !got_cli) {
 			got_cli = 1;
 			check(ev.has_hello && ev.hello.rkey == srv.mr->rkey &&
@@ -379,7 +395,7 @@ int main(int argc, char **argv)
 		} else if (ev.id == srv.id && !got_srv) {
 			got_srv = 1;
 		} else {
-			die("ESTABLISHED for an unknown id");
+			wrong("ESTABLISHED for an unknown id");
 		}
 	}
 	check(1, "connected through rdma_cm on %s, %s port %u", dev, addr, port);
@@ -397,7 +413,7 @@ int main(int argc, char **argv)
 		expect_wc(&srv, IBV_WC_RECV, 1000 + 2 * i, len, "recv");
 		at = differs(srv.buf + S_MSG * SLOT, len, seed);
 		if (at >= 0)
-			die("received message differs at byte %ld of %u", at, len);
+			wrong("received message differs at byte %ld of %u", at, len);
 		sends++;
 
 		/* RDMA write, then a send behind it: once that send is received
@@ -411,7 +427,7 @@ int main(int argc, char **argv)
 		expect_wc(&srv, IBV_WC_RECV, 1000 + 2 * i + 1, 8, "recv after the write");
 		at = differs(srv.buf + S_WRITE * SLOT, SLOT, seed + 1);
 		if (at >= 0)
-			die("RDMA-written data differs at byte %ld", at);
+			wrong("RDMA-written data differs at byte %ld", at);
 		writes++;
 
 		/* RDMA read of what the server put in its buffer */
@@ -422,7 +438,7 @@ int main(int argc, char **argv)
 		expect_wc(&cli, IBV_WC_RDMA_READ, 4, SLOT, "RDMA read");
 		at = differs(cli.buf + S_READ * SLOT, SLOT, seed + 2);
 		if (at >= 0)
-			die("RDMA-read data differs at byte %ld", at);
+			wrong("RDMA-read data differs at byte %ld", at);
 		reads++;
 	}
 	check(sends == iters, "%d sends of 1..4096 bytes received intact", sends);
@@ -436,14 +452,14 @@ int main(int argc, char **argv)
 	while (!got_cli || !got_srv) {
 		ev = next_event(ec);
 		if (ev.type != RDMA_CM_EVENT_DISCONNECTED)
-			die("expected DISCONNECTED, got %s", rdma_event_str(ev.type));
+			wrong("expected DISCONNECTED, got %s", rdma_event_str(ev.type));
 		if (ev.id == srv.id && !got_srv) {
 			got_srv = 1;
 			rdma_disconnect(srv.id);
 		} else if (ev.id == cli.id && !got_cli) {
 			got_cli = 1;
 		} else {
-			die("DISCONNECTED for an unknown id");
+			wrong("DISCONNECTED for an unknown id");
 		}
 	}
 	check(1, "both ends see DISCONNECTED");
