@@ -35,9 +35,12 @@ for t in gcc make; do command -v $t >/dev/null || need+=("$t"); done
 if [ ${#need[@]} -gt 0 ]; then
 	[ "$(id -u)" = 0 ] || fail "siw: ${need[*]} not installed and not root to install them"
 	echo "siw: installing ${need[*]}" >&2
-	DEBIAN_FRONTEND=noninteractive apt-get -y -q -o DPkg::Lock::Timeout=600 \
-		--no-install-recommends install "${need[@]}" >&2 ||
-		fail "siw: apt-get install ${need[*]} failed"
+	apt=(apt-get -y -q -o DPkg::Lock::Timeout=600 --no-install-recommends install "${need[@]}")
+	if ! DEBIAN_FRONTEND=noninteractive "${apt[@]}" >&2; then
+		# An old or empty package list is the usual cause: refresh it once.
+		apt-get -q -o DPkg::Lock::Timeout=600 update >&2
+		DEBIAN_FRONTEND=noninteractive "${apt[@]}" >&2 || fail "siw: apt-get install ${need[*]} failed"
+	fi
 fi
 src_ver=$(dpkg-query -W -f='${Version}' "$src")
 [ "$src_ver" = "$img_ver" ] || echo "siw: warning: $src $src_ver is not the kernel's $img_ver" >&2
