@@ -32,11 +32,13 @@ const (
 	PrivAll         MemPriv = 0x33
 )
 
+// access is what the transport registers for p. Local read is always
+// granted: verbs has no local-read permission (a registered region is
+// readable by its own side), every reference provider lets a send or RDMA
+// write read an LMR registered without DAT_MEM_PRIV_LOCAL_READ_FLAG, and
+// programs do not ask for it (dat_lmr_create(3DAT) leaves it open).
 func (p MemPriv) access() rdma.Access {
-	var a rdma.Access
-	if p&PrivLocalRead != 0 {
-		a |= rdma.AccessLocalRead
-	}
+	a := rdma.AccessLocalRead
 	if p&PrivLocalWrite != 0 {
 		a |= rdma.AccessLocalWrite
 	}
@@ -100,13 +102,15 @@ func (ia *IA) CreateLMR(region LMRRegion, length uint64, pz *PZ, priv MemPriv) (
 	addr := region.Addr
 	switch region.Type {
 	case MemVirtual, MemSharedVirtual:
-		if addr == 0 {
-			return nil, LMRInfo{}, ErrArg(3)
-		}
 		if length == 0 {
 			// The page lists no code for an empty region; DAT_LENGTH_ERROR
-			// says what is wrong, and is what godat promises for it.
+			// says what is wrong, and is what godat promises for it. It
+			// comes before the address check, as in the references: a
+			// NULL, zero-length region is a length error too.
 			return nil, LMRInfo{}, E(KindLengthError, SubNone)
+		}
+		if addr == 0 {
+			return nil, LMRInfo{}, ErrArg(3)
 		}
 		if length > ia.attr.MaxLMRBlockSize || addr+length < addr {
 			return nil, LMRInfo{}, ErrArg(4)
