@@ -111,20 +111,30 @@ func go_dat_registry_list_providers(max C.DAT_COUNT, n *C.DAT_COUNT, list **C.DA
 		*n = C.DAT_COUNT(len(infos))
 		return datReturn(core.ErrInternal)
 	}
-	if max < 0 || list == nil || int(max) < len(infos) {
+	// The page makes a list shorter than the registry DAT_INVALID_PARAMETER;
+	// every reference (OFED compat-dapl, illumos libdat, OFED dapl 2.x)
+	// fills max_to_return entries instead and succeeds, reporting how many
+	// it wrote, and programs depend on it (an MPI asks for 8). Only no room
+	// at all is refused, and the references blame argument 1 for it.
+	if max == 0 {
+		*n = C.DAT_COUNT(len(infos))
+		return datReturn(core.ErrArg(1))
+	}
+	if max < 0 || list == nil {
 		*n = C.DAT_COUNT(len(infos))
 		return datReturn(core.ErrArg(3))
 	}
-	dst := unsafe.Slice(list, len(infos))
-	for i := range infos {
+	k := min(int(max), len(infos))
+	dst := unsafe.Slice(list, k)
+	for i := range dst {
 		if dst[i] == nil {
 			*n = C.DAT_COUNT(len(infos))
 			return datReturn(core.ErrArg(3))
 		}
 	}
-	for i := range infos {
+	for i := range dst {
 		*dst[i] = infos[i]
 	}
-	*n = C.DAT_COUNT(len(infos))
+	*n = C.DAT_COUNT(k)
 	return C.DAT_SUCCESS
 }
