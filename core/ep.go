@@ -252,7 +252,7 @@ func (ep *EP) Query() (EPParams, error) {
 		return EPParams{}, ErrHandle(SubHandleEP)
 	}
 	p := EPParams{State: ep.state, PZ: ep.pz, RecvEVD: ep.recvEVD, ReqEVD: ep.reqEVD, ConnEVD: ep.connEVD,
-		SRQ: ep.srq, Attr: ep.attr, RemoteAddr: ep.remote, RemoteQual: ep.connQual}
+		SRQ: ep.srq, Attr: ep.ia.effective(ep.attr, ep.srq != nil), RemoteAddr: ep.remote, RemoteQual: ep.connQual}
 	p.LocalAddr = netip.AddrPortFrom(ep.ia.attr.Address, 0)
 	switch ep.state {
 	case EPConnected, EPDisconnectPending, EPActiveConnectionPending, EPCompletionPending:
@@ -459,7 +459,8 @@ func (ep *EP) notifyControl(attr EPAttr, delta int) {
 	}
 }
 
-// Attr is the EP's current attributes.
+// Attr is the EP's current attributes as set (zeros included), which
+// dat_ep_modify merges its changes into.
 func (ep *EP) Attr() EPAttr {
 	ep.mu.Lock()
 	defer ep.mu.Unlock()

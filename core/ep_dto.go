@@ -121,21 +121,23 @@ func (ep *EP) postRequest(op rdma.Op, segs []Segment, cookie uint64, remote *Rem
 		ep.mu.Unlock()
 		return ErrState(SubStateEPEVDRequest)
 	}
+	// Only the transport's real limits apply here, as in the references
+	// (issue 13): segments against the EP's IOV depths (an RDMA IOV left 0
+	// is as deep as the request IOV), lengths against the IA's maxima. The
+	// EP's max_message_size and max_rdma_size are checked against the IA
+	// when set, not enforced per post: programs leave them 0.
 	maxIOV := ep.attr.MaxRequestIOV
+	limit := ep.ia.attr.MaxMessageSize
 	switch op {
 	case rdma.OpWrite:
-		maxIOV = ep.attr.MaxRDMAWriteIOV
+		maxIOV, limit = orDefault(ep.attr.MaxRDMAWriteIOV, maxIOV), ep.ia.attr.MaxRDMASize
 	case rdma.OpRead:
-		maxIOV = ep.attr.MaxRDMAReadIOV
+		maxIOV, limit = orDefault(ep.attr.MaxRDMAReadIOV, maxIOV), ep.ia.attr.MaxRDMASize
 	}
 	sgl, total, err := ep.fillSGLLocked(segs, maxIOV)
 	if err != nil {
 		ep.mu.Unlock()
 		return err
-	}
-	limit := ep.attr.MaxMessageSize
-	if op != rdma.OpSend {
-		limit = ep.attr.MaxRDMASize
 	}
 	if total > limit {
 		ep.mu.Unlock()
