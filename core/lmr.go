@@ -284,10 +284,10 @@ func mapTransportError(err error) error {
 	}
 	for _, m := range transportErrors {
 		if errors.Is(err, m.from) {
-			return m.to
+			return Because(m.to, err)
 		}
 	}
-	return ErrInternal
+	return Because(ErrInternal, err)
 }
 
 var transportErrors = [...]struct{ from, to error }{

@@ -50,7 +50,7 @@ func openDevice(e core.RegistryEntry) (rdma.Device, error) {
 //export go_dat_ia_openv
 func go_dat_ia_openv(name *C.char, qlen C.DAT_COUNT, asyncEVD *C.DAT_EVD_HANDLE, iaOut *C.DAT_IA_HANDLE,
 	major, minor C.DAT_UINT32, threadSafe C.DAT_BOOLEAN) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_ia_openv")
+	defer doneName(&ret, "dat_ia_openv", name)
 	testPanic("dat_ia_openv")
 	switch {
 	case name == nil:
@@ -112,7 +112,7 @@ func asyncHandle(ia *core.IA) C.godat_handle {
 
 //export go_dat_ia_close
 func go_dat_ia_close(h C.godat_handle, flags C.DAT_CLOSE_FLAGS) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_ia_close")
+	defer done(&ret, "dat_ia_close", h)
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
 		return datReturn(err)
@@ -125,7 +125,7 @@ func go_dat_ia_close(h C.godat_handle, flags C.DAT_CLOSE_FLAGS) (ret C.DAT_RETUR
 
 //export go_dats_get_ia_handle
 func go_dats_get_ia_handle(h C.godat_handle, out *C.DAT_IA_HANDLE) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dats_get_ia_handle")
+	defer done(&ret, "dats_get_ia_handle", h)
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
 		return datReturn(err)
@@ -140,7 +140,7 @@ func go_dats_get_ia_handle(h C.godat_handle, out *C.DAT_IA_HANDLE) (ret C.DAT_RE
 //export go_dat_ia_query
 func go_dat_ia_query(h C.godat_handle, asyncEVD *C.DAT_EVD_HANDLE, iaMask C.DAT_IA_ATTR_MASK, iaAttr *C.DAT_IA_ATTR,
 	provMask C.DAT_PROVIDER_ATTR_MASK, provAttr *C.DAT_PROVIDER_ATTR) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_ia_query")
+	defer done(&ret, "dat_ia_query", h)
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
 		return datReturn(err)

@@ -30,9 +30,18 @@ type dynamicProvider struct {
 
 const maxDynamicProviders = 256
 
+// providerName is the IA name in a provider's info, for the log line of a
+// failed call (nil when there is no info).
+func providerName(info *C.DAT_PROVIDER_INFO) *C.char {
+	if info == nil {
+		return nil
+	}
+	return &info.ia_name[0]
+}
+
 //export go_dat_registry_add_provider
 func go_dat_registry_add_provider(p *C.DAT_PROVIDER, info *C.DAT_PROVIDER_INFO) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_registry_add_provider")
+	defer doneName(&ret, "dat_registry_add_provider", providerName(info))
 	if p == nil {
 		return datReturn(core.ErrArg(1))
 	}
@@ -55,7 +64,7 @@ func go_dat_registry_add_provider(p *C.DAT_PROVIDER, info *C.DAT_PROVIDER_INFO) 
 
 //export go_dat_registry_remove_provider
 func go_dat_registry_remove_provider(p *C.DAT_PROVIDER, info *C.DAT_PROVIDER_INFO) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_registry_remove_provider")
+	defer doneName(&ret, "dat_registry_remove_provider", providerName(info))
 	if p == nil {
 		return datReturn(core.ErrArg(1))
 	}
@@ -76,7 +85,7 @@ func go_dat_registry_remove_provider(p *C.DAT_PROVIDER, info *C.DAT_PROVIDER_INF
 
 //export go_dat_registry_list_providers
 func go_dat_registry_list_providers(max C.DAT_COUNT, n *C.DAT_COUNT, list **C.DAT_PROVIDER_INFO) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_registry_list_providers")
+	defer doneName(&ret, "dat_registry_list_providers", nil)
 	if n == nil {
 		return datReturn(core.ErrArg(2))
 	}
