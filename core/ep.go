@@ -161,16 +161,31 @@ func (ia *IA) CreateEP(cfg EPConfig) (*EP, error) {
 			return nil, err
 		}
 	}
+	// Any live EVD of the right kind will do, of this IA or another (see
+	// relay.go); each is counted as used as it is checked, and let go
+	// again if the EP is not made after all.
+	var held []*EVD
+	release := func() {
+		for _, e := range held {
+			e.use(-1)
+		}
+	}
 	for _, c := range []struct {
 		evd  *EVD
 		flag EVDFlags
 		sub  Sub
 	}{{cfg.RecvEVD, EVDDTO, SubHandleEVDRecv}, {cfg.ReqEVD, EVDDTO, SubHandleEVDRequest}, {cfg.ConnEVD, EVDConnection, SubHandleEVDConn}} {
-		if c.evd != nil && (c.evd.ia != ia || c.evd.dead || c.evd.flags&c.flag == 0) {
+		if c.evd == nil {
+			continue
+		}
+		if !c.evd.acquire(c.flag) {
+			release()
 			return nil, ErrHandle(c.sub)
 		}
+		held = append(held, c.evd)
 	}
 	if len(ia.eps) >= ia.attr.MaxEPs {
+		release()
 		return nil, E(KindInsufficientResources, SubResourceTEP)
 	}
 	ep := &EP{ia: ia, pz: cfg.PZ, srq: cfg.SRQ, attr: attr, recvEVD: cfg.RecvEVD, reqEVD: cfg.ReqEVD, connEVD: cfg.ConnEVD}
@@ -196,26 +211,23 @@ func (ia *IA) CreateEP(cfg EPConfig) (*EP, error) {
 	}
 	qp, err := ia.dev.CreateQP(qcfg)
 	if err != nil {
+		release()
 		return nil, mapTransportError(err)
 	}
 	ep.qp = qp
 	if err := bindLocked(ia, ia.eps, ep); err != nil {
 		qp.Destroy()
+		release()
 		return nil, err
 	}
 	cfg.PZ.users++
 	if cfg.SRQ != nil {
 		cfg.SRQ.attach(ep)
 	}
-	for _, e := range []*EVD{cfg.RecvEVD, cfg.ReqEVD, cfg.ConnEVD} {
-		if e != nil {
-			e.use(1)
-		}
-	}
 	ep.notifyControl(attr, 1)
 	for _, e := range []*EVD{cfg.RecvEVD, cfg.ReqEVD} {
 		if e != nil {
-			e.addSource(qp)
+			ep.feed(e)
 		}
 	}
 	return ep, nil
@@ -343,24 +355,41 @@ func (ep *EP) Modify(attr EPAttr, h EPHandles) error {
 		}
 		pz = h.PZ
 	}
+	// A new EVD may be of another IA, as at dat_ep_create; each is counted
+	// as used as it is checked (swapEVDsLocked keeps that count).
+	var held []*EVD
+	release := func() {
+		for _, e := range held {
+			e.use(-1)
+		}
+	}
 	for _, c := range []struct {
 		set  bool
 		evd  *EVD
+		cur  *EVD
 		flag EVDFlags
-	}{{h.SetRecvEVD, h.RecvEVD, EVDDTO}, {h.SetReqEVD, h.ReqEVD, EVDDTO}, {h.SetConnEVD, h.ConnEVD, EVDConnection}} {
-		if c.set && c.evd != nil && (c.evd.ia != ia || c.evd.dead || c.evd.flags&c.flag == 0) {
+	}{{h.SetRecvEVD, h.RecvEVD, ep.recvEVD, EVDDTO}, {h.SetReqEVD, h.ReqEVD, ep.reqEVD, EVDDTO},
+		{h.SetConnEVD, h.ConnEVD, ep.connEVD, EVDConnection}} {
+		if !c.set || c.evd == nil || c.evd == c.cur {
+			continue
+		}
+		if !c.evd.acquire(c.flag) {
+			release()
 			return ErrArg(3)
 		}
+		held = append(held, c.evd)
 	}
 	// Recv completion flags change only "before posting of any Recvs".
 	if attr.RecvCompletionFlags != ep.attr.RecvCompletionFlags {
 		if r, ok := ep.qp.(rdma.IdleReporter); ok {
 			if idle, _ := r.Idle(); !idle {
+				release()
 				return ErrState(SubNone)
 			}
 		}
 	}
 	if err := ep.reconfigureLocked(attr, pz); err != nil {
+		release()
 		return err
 	}
 	rearm := ep.srq != nil && attr.SRQSoftHW != ep.attr.SRQSoftHW
@@ -413,9 +442,10 @@ func (ep *EP) reconfigureLocked(attr EPAttr, pz *PZ) error {
 	return mapTransportError(err)
 }
 
-// swapEVDsLocked installs the EVDs h selects, moving use counts and the
-// queue pair's progress registration; ia.mu and ep.mu held. No completion
-// is pushed in the states dat_ep_modify allows, so the sinks can change.
+// swapEVDsLocked installs the EVDs h selects, moving use counts (a new EVD
+// was counted when Modify checked it) and the queue pair's progress
+// registration; ia.mu and ep.mu held. No completion is pushed in the states
+// dat_ep_modify allows, so the sinks can change.
 func (ep *EP) swapEVDsLocked(h EPHandles) {
 	before := []*EVD{ep.recvEVD, ep.reqEVD}
 	set := func(on bool, cur **EVD, nu *EVD) {
@@ -425,21 +455,26 @@ func (ep *EP) swapEVDsLocked(h EPHandles) {
 		if *cur != nil {
 			(*cur).use(-1)
 		}
-		if nu != nil {
-			nu.use(1)
-		}
 		*cur = nu
 	}
 	set(h.SetRecvEVD, &ep.recvEVD, h.RecvEVD)
 	set(h.SetReqEVD, &ep.reqEVD, h.ReqEVD)
 	set(h.SetConnEVD, &ep.connEVD, h.ConnEVD)
 	ep.recvSink.evd, ep.reqSink.evd = ep.recvEVD, ep.reqEVD
-	for _, e := range before {
-		if e != nil && e != ep.recvEVD && e != ep.reqEVD {
-			e.removeSource(ep.qp)
+	after := []*EVD{ep.recvEVD, ep.reqEVD}
+	// Relays to the new EVDs' IAs first, so one both keep is not stopped
+	// and started again.
+	for _, e := range after {
+		if e != nil {
+			linkDoorbells(ep.ia, e.ia)
 		}
 	}
-	for _, e := range []*EVD{ep.recvEVD, ep.reqEVD} {
+	for _, e := range before {
+		if e != nil {
+			ep.unfeed(e)
+		}
+	}
+	for _, e := range after {
 		if e != nil {
 			e.addSource(ep.qp)
 		}
@@ -526,7 +561,7 @@ func (ep *EP) destroyLocked() {
 	ep.mu.Unlock()
 	for _, e := range []*EVD{ep.recvEVD, ep.reqEVD} {
 		if e != nil {
-			e.removeSource(ep.qp)
+			ep.unfeed(e)
 		}
 	}
 	ep.qp.Destroy()

@@ -227,6 +227,8 @@ func (ia *IA) Close(graceful bool) error {
 	}
 	ia.runDueAgents()
 	ia.handles.Release(ia)
+	// No relay may sleep on or ring this device's doorbell once it is gone.
+	stopRelays(ia)
 	return ia.dev.Close()
 }
 

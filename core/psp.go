@@ -38,21 +38,23 @@ func (ia *IA) CreatePSP(qual uint64, any bool, evd *EVD, flags PSPFlags) (*PSP, 
 	if err := ia.liveLocked(); err != nil {
 		return nil, 0, err
 	}
-	if evd == nil || evd.ia != ia || evd.dead || evd.flags&EVDCR == 0 {
+	// Any live request EVD will do, of this IA or another (see relay.go).
+	if evd == nil || !evd.acquire(EVDCR) {
 		return nil, 0, ErrHandle(SubHandleEVDCR)
 	}
 	p := &PSP{ia: ia, evd: evd, flags: flags}
 	p.kind = TypePSP
 	lis, err := ia.dev.Listen(qual, any, p)
 	if err != nil {
+		evd.use(-1)
 		return nil, 0, mapTransportError(err)
 	}
 	p.lis, p.qual = lis, lis.Qual()
 	if err := bindLocked(ia, ia.psps, p); err != nil {
 		lis.Close()
+		evd.use(-1)
 		return nil, 0, err
 	}
-	evd.use(1)
 	return p, p.qual, nil
 }
 

@@ -25,17 +25,20 @@ func (ia *IA) CreateRSP(qual uint64, ep *EP, evd *EVD) (*RSP, error) {
 	if ep == nil || ep.ia != ia {
 		return nil, ErrHandle(SubHandleEP)
 	}
-	if evd == nil || evd.ia != ia || evd.dead || evd.flags&EVDCR == 0 {
+	// Any live request EVD will do, of this IA or another (see relay.go).
+	if evd == nil || !evd.acquire(EVDCR) {
 		return nil, ErrHandle(SubHandleEVDCR)
 	}
 	ep.mu.Lock()
 	if ep.dead {
 		ep.mu.Unlock()
+		evd.use(-1)
 		return nil, ErrHandle(SubHandleEP)
 	}
 	if ep.state != EPUnconnected {
 		s := ep.state
 		ep.mu.Unlock()
+		evd.use(-1)
 		return nil, ErrState(epStateSub(s))
 	}
 	ep.mu.Unlock()
@@ -43,17 +46,18 @@ func (ia *IA) CreateRSP(qual uint64, ep *EP, evd *EVD) (*RSP, error) {
 	r.kind = TypeRSP
 	lis, err := ia.dev.Listen(qual, false, r)
 	if err != nil {
+		evd.use(-1)
 		return nil, mapTransportError(err)
 	}
 	r.lis = lis
 	if err := bindLocked(ia, ia.rsps, r); err != nil {
 		lis.Close()
+		evd.use(-1)
 		return nil, err
 	}
 	ep.mu.Lock()
 	ep.state, ep.rsp = EPReserved, r
 	ep.mu.Unlock()
-	evd.use(1)
 	return r, nil
 }
 
