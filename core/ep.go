@@ -36,6 +36,9 @@ type EP struct {
 	rwr      rdma.RecvWR
 	dead     bool
 	hwBroken bool // the coming disconnect is the hard watermark's: report BROKEN
+	// byProvider: created for a request of a DAT_PSP_PROVIDER_FLAG PSP, and
+	// the provider's until accepted (dat_cr_reject frees it).
+	byProvider bool
 
 	// Receive accounting, updated by the sinks under the QP's lock, hence
 	// atomics (the sinks must not take ep.mu). held is the watermarks'
@@ -184,11 +187,24 @@ func (ia *IA) CreateEP(cfg EPConfig) (*EP, error) {
 		}
 		held = append(held, c.evd)
 	}
-	if len(ia.eps) >= ia.attr.MaxEPs {
+	ep, err := ia.newEPLocked(cfg, attr, EPUnconnected)
+	if err != nil {
 		release()
+		return nil, err
+	}
+	return ep, nil
+}
+
+// newEPLocked makes an EP in state with the PZ, EVDs and SRQ of cfg (which
+// the caller checked and holds) and attr; ia.mu is held. A nil PZ is a
+// provider-created EP's (see PSP.ConnRequest): its queue pair is in
+// protection domain 0, which is no PZ's, until dat_ep_modify gives it one.
+func (ia *IA) newEPLocked(cfg EPConfig, attr EPAttr, state EPState) (*EP, error) {
+	if len(ia.eps) >= ia.attr.MaxEPs {
 		return nil, E(KindInsufficientResources, SubResourceTEP)
 	}
-	ep := &EP{ia: ia, pz: cfg.PZ, srq: cfg.SRQ, attr: attr, recvEVD: cfg.RecvEVD, reqEVD: cfg.ReqEVD, connEVD: cfg.ConnEVD}
+	ep := &EP{ia: ia, pz: cfg.PZ, srq: cfg.SRQ, attr: attr, state: state,
+		recvEVD: cfg.RecvEVD, reqEVD: cfg.ReqEVD, connEVD: cfg.ConnEVD}
 	ep.kind = TypeEP
 	// srq_soft_hw is the initial soft high watermark of an EP that uses an
 	// SRQ; other EPs start unarmed (dat_ep_set_watermark arms any EP).
@@ -201,26 +217,29 @@ func (ia *IA) CreateEP(cfg EPConfig) (*EP, error) {
 	ep.reqSink = epSink{ep: ep, evd: cfg.ReqEVD, posted: newWRQueue(attr.MaxRequestDTOs)}
 	ep.recvSink.solicitedOnly.Store(attr.RecvCompletionFlags&CompletionSolicitedWait != 0)
 	qcfg := rdma.QPConfig{
-		PD: cfg.PZ.id, SendCQ: &ep.reqSink, RecvCQ: &ep.recvSink, Conn: ep,
+		SendCQ: &ep.reqSink, RecvCQ: &ep.recvSink, Conn: ep,
 		MaxSend: attr.MaxRequestDTOs, MaxRecv: ia.recvDepth(attr),
 		MaxSendSGE: max(attr.MaxRequestIOV, attr.MaxRDMAReadIOV, attr.MaxRDMAWriteIOV), MaxRecvSGE: attr.MaxRecvIOV,
 		MaxReadsOut: attr.MaxRDMAReadOut, MaxReadsIn: attr.MaxRDMAReadIn,
+	}
+	if cfg.PZ != nil {
+		qcfg.PD = cfg.PZ.id
 	}
 	if cfg.SRQ != nil {
 		qcfg.SRQ = cfg.SRQ.backend
 	}
 	qp, err := ia.dev.CreateQP(qcfg)
 	if err != nil {
-		release()
 		return nil, mapTransportError(err)
 	}
 	ep.qp = qp
 	if err := bindLocked(ia, ia.eps, ep); err != nil {
 		qp.Destroy()
-		release()
 		return nil, err
 	}
-	cfg.PZ.users++
+	if cfg.PZ != nil {
+		cfg.PZ.users++
+	}
 	if cfg.SRQ != nil {
 		cfg.SRQ.attach(ep)
 	}
@@ -402,7 +421,9 @@ func (ep *EP) Modify(attr EPAttr, h EPHandles) error {
 		ep.checkSoft(ep.held.Load())
 	}
 	if pz != ep.pz {
-		ep.pz.users--
+		if ep.pz != nil {
+			ep.pz.users--
+		}
 		pz.users++
 		ep.pz = pz
 	}
@@ -428,7 +449,11 @@ func (ep *EP) reconfigureLocked(attr EPAttr, pz *PZ) error {
 		}
 		return nil
 	}
-	err := r.Reconfigure(pz.id, attr.MaxRequestDTOs, ep.ia.recvDepth(attr), sendSGE, attr.MaxRecvIOV)
+	var pd uint32 // a provider-created EP has no PZ until it is given one
+	if pz != nil {
+		pd = pz.id
+	}
+	err := r.Reconfigure(pd, attr.MaxRequestDTOs, ep.ia.recvDepth(attr), sendSGE, attr.MaxRecvIOV)
 	switch {
 	case err == nil:
 		// No completion is pushed in the states dat_ep_modify allows, so
@@ -570,7 +595,9 @@ func (ep *EP) destroyLocked() {
 			e.use(-1)
 		}
 	}
-	ep.pz.users--
+	if ep.pz != nil {
+		ep.pz.users--
+	}
 	if ep.srq != nil {
 		ep.srq.detach(ep)
 	}

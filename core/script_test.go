@@ -200,6 +200,14 @@ func (q *scriptQP) PostRecv(wr *rdma.RecvWR) error {
 
 func (q *scriptQP) Progress() int { return 0 }
 
+// Reconfigure records the new protection domain and limits (dat_ep_modify).
+func (q *scriptQP) Reconfigure(pd uint32, maxSend, maxRecv, maxSendSGE, maxRecvSGE int) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.cfg.PD, q.cfg.MaxSend, q.cfg.MaxRecv, q.cfg.MaxSendSGE, q.cfg.MaxRecvSGE = pd, maxSend, maxRecv, maxSendSGE, maxRecvSGE
+	return nil
+}
+
 func (q *scriptQP) Connect(addr netip.AddrPort, qual uint64, private []byte, timeout time.Duration) error {
 	return nil
 }

@@ -217,7 +217,8 @@ func fillProviderAttr(out *C.DAT_PROVIDER_ATTR, ia *core.IA) {
 	v.is_thread_safe = C.DAT_TRUE
 	v.max_private_data_size = C.DAT_COUNT(a.MaxPrivateData)
 	v.supports_multipath = C.DAT_FALSE
-	v.ep_creator = C.DAT_PSP_CREATES_EP_NEVER
+	// A PSP creates EPs when made with DAT_PSP_PROVIDER_FLAG.
+	v.ep_creator = C.DAT_PSP_CREATES_EP_IFASKED
 	v.pz_support = C.DAT_PZ_UNIQUE
 	v.optimal_buffer_alignment = C.DAT_OPTIMAL_ALIGNMENT
 	// Any EVD may take any mix of streams (dat_ia_query(3DAT): "The
