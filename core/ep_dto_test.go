@@ -239,8 +239,8 @@ func TestZeroedEPAttributes(t *testing.T) {
 	assert.Equal(t, lim.MaxRDMASize, p.Attr.MaxRDMASize)
 	assert.Equal(t, 2, p.Attr.MaxRDMAReadIOV)
 	assert.Equal(t, 2, p.Attr.MaxRDMAWriteIOV)
-	assert.Equal(t, lim.MaxRDMAReadPerEPIn, p.Attr.MaxRDMAReadIn)
-	assert.Equal(t, lim.MaxRDMAReadPerEPOut, p.Attr.MaxRDMAReadOut)
+	assert.Zero(t, p.Attr.MaxRDMAReadIn, "0: no interest in RDMA reads, as set")
+	assert.Zero(t, p.Attr.MaxRDMAReadOut)
 	assert.Equal(t, 8, p.Attr.MaxRecvDTOs)
 	assert.Equal(t, uint64(0), f.ep.Attr().MaxMessageSize, "the attributes as set keep their zeros")
 }

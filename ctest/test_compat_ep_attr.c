@@ -98,9 +98,13 @@ static void rdma_with_zero_rdma_attributes(void **state)
 }
 
 /* dat_ep_query reports what the EP allows: the values the program gave,
- * and for each one left 0 the value the EP really has (the IA's maximum
- * message and RDMA sizes and RDMA read depths; RDMA IOVs as deep as the
- * request IOV). dat_ep_modify of an unrelated field keeps that so. */
+ * and for each size or IOV depth left 0 the value the EP really has (the
+ * IA's maximum message and RDMA sizes; RDMA IOVs as deep as the request
+ * IOV). RDMA read depths of 0 stay 0: "If the Consumer does not care about
+ * posting RDMA Read operations or remote RDMA Read operations on the
+ * connection, it can set the two outstanding RDMA Read attribute values to
+ * 0" (dat_cr_accept(3DAT)). dat_ep_modify of an unrelated field keeps that
+ * so. */
 static void query_reports_effective_values(void **state)
 {
 	struct pair x;
@@ -116,8 +120,8 @@ static void query_reports_effective_values(void **state)
 	assert_int_equal(e.max_rdma_size, ia.max_rdma_size);
 	assert_int_equal(e.max_rdma_read_iov, 2);
 	assert_int_equal(e.max_rdma_write_iov, 2);
-	assert_int_equal(e.max_rdma_read_in, ia.max_rdma_read_per_ep_in);
-	assert_int_equal(e.max_rdma_read_out, ia.max_rdma_read_per_ep_out);
+	assert_int_equal(e.max_rdma_read_in, 0);
+	assert_int_equal(e.max_rdma_read_out, 0);
 
 	/* Values the program did give are reported as given. */
 	DAT_EP_ATTR a = zeroed_attr();
