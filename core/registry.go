@@ -255,12 +255,14 @@ func (r *Registry) Lookup(name string, major, minor int) (RegistryEntry, error) 
 		}
 		other = append(other, fmt.Sprintf("%s at %s:%d", e.APIVersion, e.File, e.Line))
 	}
+	var why error
 	if len(other) > 0 {
-		Logf(LevelInfo, "registry: %q has no u%d.%d entry, only %s", name, major, minor, strings.Join(other, ", "))
+		why = fmt.Errorf("registry: %q has no u%d.%d entry, only %s", name, major, minor, strings.Join(other, ", "))
+		Logf(LevelInfo, "%v", why)
 	} else {
-		Logf(LevelDebug, "registry: %q is not in %q", name, r.path)
+		why = fmt.Errorf("registry: %q is not in %q", name, r.path)
 	}
-	return RegistryEntry{}, ErrNameNotRegistered
+	return RegistryEntry{}, Because(ErrNameNotRegistered, why)
 }
 
 // Entries returns a copy of the well-formed entries in file order, for

@@ -43,17 +43,24 @@ static inline DAT_EVD_HANDLE make_evd(DAT_IA_HANDLE ia, DAT_EVD_FLAGS flags)
 	return evd;
 }
 
-/* Opens an end; attr NULL gives the EP provider defaults. */
-static inline void end_open(struct end *e, const DAT_EP_ATTR *attr)
+/* Opens an end on the IA called name; attr NULL gives the EP provider
+ * defaults. */
+static inline void end_open_ia(struct end *e, const char *name, const DAT_EP_ATTR *attr)
 {
 	memset(e, 0, sizeof *e);
-	e->ia = open_ia(&e->async);
+	check_ok(dat_ia_open((char *)name, 16, &e->async, &e->ia));
 	e->req = make_evd(e->ia, DAT_EVD_DTO_FLAG);
 	e->recv = make_evd(e->ia, DAT_EVD_DTO_FLAG);
 	e->conn = make_evd(e->ia, DAT_EVD_CONNECTION_FLAG);
 	e->cr = make_evd(e->ia, DAT_EVD_CR_FLAG);
 	check_ok(dat_pz_create(e->ia, &e->pz));
 	check_ok(dat_ep_create(e->ia, e->pz, e->recv, e->req, e->conn, (DAT_EP_ATTR *)attr, &e->ep));
+}
+
+/* Opens an end on the IA under test. */
+static inline void end_open(struct end *e, const DAT_EP_ATTR *attr)
+{
+	end_open_ia(e, TEST_IA, attr);
 }
 
 /* Closes the IA abruptly, which destroys every object of the end. */
@@ -128,12 +135,18 @@ static inline DAT_EP_STATE ep_state(DAT_EP_HANDLE ep)
 	return st;
 }
 
-/* Opens both ends and a PSP on the passive one. */
+/* Opens both ends on the IA called name and a PSP on the passive one. */
+static inline void pair_open_ia(struct pair *x, const char *name, const DAT_EP_ATTR *attr)
+{
+	end_open_ia(&x->a, name, attr);
+	end_open_ia(&x->p, name, attr);
+	check_ok(dat_psp_create_any(x->p.ia, &x->q, x->p.cr, DAT_PSP_CONSUMER_FLAG, &x->psp));
+}
+
+/* Opens both ends on the IA under test and a PSP on the passive one. */
 static inline void pair_open(struct pair *x, const DAT_EP_ATTR *attr)
 {
-	end_open(&x->a, attr);
-	end_open(&x->p, attr);
-	check_ok(dat_psp_create_any(x->p.ia, &x->q, x->p.cr, DAT_PSP_CONSUMER_FLAG, &x->psp));
+	pair_open_ia(x, TEST_IA, attr);
 }
 
 /* Connects a.ep to p.ep: request, accept, both established. */

@@ -166,21 +166,33 @@ static void conn_qual_in_use(void **state)
 }
 
 /* "The psp_flags parameter allows Consumers to request that the Provider
- * create an implicit Endpoint for each incoming Connection Request ... If
- * the Provider cannot satisfy the request, the operation shall fail and
- * DAT_MODEL_NOT_SUPPORTED is returned." This provider never creates EPs
- * (its ep_creator attribute says so). */
-static void model_not_supported(void **state)
+ * create an implicit Endpoint for each incoming Connection Request, or
+ * request that the Provider should not create one per Connection Request.
+ * If the Provider cannot satisfy the request, the operation shall fail and
+ * DAT_MODEL_NOT_SUPPORTED is returned." This provider satisfies both
+ * (its ep_creator attribute says it creates EPs if asked), so
+ * DAT_MODEL_NOT_SUPPORTED cannot occur (COVERAGE.md); a request on a
+ * DAT_PSP_PROVIDER_FLAG PSP carries the EP the provider made for it
+ * (test_compat_psp_provider.c follows one through accept and reject). */
+static void provider_flag(void **state)
 {
 	(void)state;
-	struct end s;
+	struct end s, c;
 	end_open(&s, NULL);
+	end_open(&c, NULL);
 	DAT_PROVIDER_ATTR pa;
 	DAT_EVD_HANDLE async;
 	check_ok(dat_ia_query(s.ia, &async, 0, NULL, DAT_PROVIDER_FIELD_ALL, &pa));
-	assert_int_equal(pa.ep_creator, DAT_PSP_CREATES_EP_NEVER);
+	assert_int_equal(pa.ep_creator, DAT_PSP_CREATES_EP_IFASKED);
 	DAT_PSP_HANDLE psp;
-	check_type(dat_psp_create(s.ia, Q, s.cr, DAT_PSP_PROVIDER_FLAG, &psp), DAT_MODEL_NOT_SUPPORTED);
+	check_ok(dat_psp_create(s.ia, Q, s.cr, DAT_PSP_PROVIDER_FLAG, &psp));
+	check_ok(connect_ep(c.ep, Q, CONN_TMO, NULL));
+	DAT_EVENT ev = expect_ev(s.cr, DAT_CONNECTION_REQUEST_EVENT);
+	DAT_CR_PARAM p;
+	check_ok(dat_cr_query(ev.event_data.cr_arrival_event_data.cr_handle, DAT_CR_FIELD_ALL, &p));
+	assert_non_null(p.local_ep_handle);
+	assert_int_equal(ep_state(p.local_ep_handle), DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING);
+	end_close(&c);
 	end_close(&s);
 }
 
@@ -193,7 +205,7 @@ int main(void)
 		cmocka_unit_test(invalid_handle),
 		cmocka_unit_test(invalid_parameter),
 		cmocka_unit_test(conn_qual_in_use),
-		cmocka_unit_test(model_not_supported),
+		cmocka_unit_test(provider_flag),
 	};
 	return cmocka_run_group_tests_name("dat_psp_create", tests, NULL, NULL);
 }
