@@ -6,6 +6,10 @@ LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 DESTDIR    ?=
 
+# The Go toolchain: go on PATH, else where the Go distribution installs it.
+ifeq ($(shell command -v go 2>/dev/null),)
+export PATH := $(PATH):/usr/local/go/bin
+endif
 GO      ?= go
 CC      ?= cc
 VERSION := 1.2.0
@@ -19,7 +23,7 @@ HEADERS := $(wildcard include/dat/*.h)
 # pkg-config, as a consumer would, and the repository's dat.conf.
 TESTENV := PKG_CONFIG_PATH=$(CURDIR)/$(PCDIR) DAT_OVERRIDE=$(CURDIR)/dat.conf
 
-.PHONY: all check install example bench clean gotest ctest abi headers symbols installcheck coverage sanitize
+.PHONY: all deps check checks install example bench clean gotest ctest abi headers symbols installcheck coverage sanitize fresh-check
 
 # Paths under the prefix are written as ${prefix}/... in dat.pc, so that
 # pkg-config --define-prefix can relocate a staged (DESTDIR) install.
@@ -42,8 +46,15 @@ $(PCDIR)/dat.pc: pkgconfig/dat.pc.in
 	sed -e 's|@PREFIX@|$(CURDIR)|' -e 's|@LIBDIR@|$(CURDIR)/$(B)/lib|' \
 	    -e 's|@INCLUDEDIR@|$(CURDIR)/include|' -e 's|@SYSCONFDIR@|$(CURDIR)|' $< > $@
 
+# The Debian packages the build and the tests need (tools/deps.sh: installs
+# them as root, else prints the apt-get line). The README's two commands run
+# it first; the rest of the targets assume it has run.
+deps:
+	@tools/deps.sh
+
 # The first README command: build and run a real client/server exchange.
-example: all
+example: deps
+	@$(MAKE) --no-print-directory all
 	$(MAKE) -C ctest example TESTENV="$(TESTENV)"
 
 # Benchmarks beside libfabric, UCX and C floors, as one table (not part of
@@ -51,7 +62,16 @@ example: all
 bench: all
 	$(MAKE) -C bench run TESTENV="$(TESTENV)"
 
-check: all gotest abi headers symbols ctest coverage sanitize installcheck
+# The second README command, and all CI runs (.ci/run).
+check: deps
+	@$(MAKE) --no-print-directory checks
+
+checks: all gotest abi headers symbols ctest coverage sanitize installcheck
+
+# The README's two commands in a fresh Debian root from a clean clone of
+# HEAD (root only; slow, so not part of check).
+fresh-check:
+	tools/fresh-check.sh $(CURDIR)
 
 gotest:
 	$(GO) vet ./core/... ./rdma/... ./ctest/...
