@@ -87,6 +87,9 @@ for _ in $(seq 100); do
 done
 ip route | grep -q '^default' || { echo "fresh-check: no route out of the namespace" >&2; exit 1; }
 ip link set lo up
+# The root must be a mount point, as / is on a machine: ip netns add makes
+# / a slave mount.
+mount --bind "$root" "$root"
 mount -t proc proc "$root/proc"
 mount -t sysfs sysfs "$root/sys"
 mount -t tmpfs -o mode=0755 tmpfs "$root/dev"
