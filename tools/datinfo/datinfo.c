@@ -79,6 +79,8 @@ static void log_cleanup(void)
 {
 	if (log_path[0])
 		unlink(log_path);
+	free(log_carry);
+	log_carry = NULL;
 }
 
 // log_setup sends the library's log, at debug level, to a private file.
@@ -214,6 +216,19 @@ static void registry_load(struct registry *reg)
 		}
 	}
 	loglines_free(&l);
+}
+
+static void registry_free(struct registry *reg)
+{
+	for (size_t i = 0; i < reg->nsearch; i++)
+		free(reg->search[i]);
+	for (size_t i = 0; i < reg->nproblems; i++)
+		free(reg->problems[i].why);
+	free(reg->search);
+	free(reg->problems);
+	free(reg->path);
+	free(reg->unreadable);
+	memset(reg, 0, sizeof *reg);
 }
 
 static const char *registry_problem(const struct registry *reg, long line)
@@ -405,16 +420,25 @@ static char **read_lines(const char *path, size_t *count)
 
 // ---- datinfo (no arguments) -------------------------------------------------
 
+static int list_registry(const struct registry *reg);
+
 static int list_entries(void)
 {
 	struct registry reg;
 	registry_load(&reg);
 	registry_print(&reg);
-	if (!reg.path || reg.unreadable)
-		return 1;
+	int rc = 1;
+	if (reg.path && !reg.unreadable)
+		rc = list_registry(&reg);
+	registry_free(&reg);
+	return rc;
+}
 
+// list_registry prints every entry of the registry in force.
+static int list_registry(const struct registry *reg)
+{
 	size_t nlines = 0;
-	char **lines = read_lines(reg.path, &nlines);
+	char **lines = read_lines(reg->path, &nlines);
 	if (!lines) {
 		printf("  datinfo cannot read it: %s\n", strerror(errno));
 		return 1;
@@ -427,9 +451,9 @@ static int list_entries(void)
 	int nfirst = 0;
 	for (size_t i = 0; i < nlines; i++) {
 		long lineno = (long)i + 1;
-		const char *why = registry_problem(&reg, lineno);
+		const char *why = registry_problem(reg, lineno);
 		if (why) {
-			printf("%s:%ld: malformed, skipped by libdat: %s\n", reg.path, lineno, why);
+			printf("%s:%ld: malformed, skipped by libdat: %s\n", reg->path, lineno, why);
 			malformed++;
 			continue;
 		}
@@ -443,7 +467,7 @@ static int list_entries(void)
 		if (nf != 8) {
 			// libdat accepted a line datinfo cannot split: say so
 			// rather than guess (the two parsers disagree).
-			printf("%s:%ld: datinfo cannot read this line (libdat did not report it)\n", reg.path, lineno);
+			printf("%s:%ld: datinfo cannot read this line (libdat did not report it)\n", reg->path, lineno);
 			free(buf);
 			continue;
 		}
@@ -456,11 +480,11 @@ static int list_entries(void)
 		if (kind == 'u')
 			user++;
 		if (kind == 'k') {
-			printf("%s:%ld: %s: not for user programs: %s is a kernel (k) entry\n", reg.path, lineno, name, version);
+			printf("%s:%ld: %s: not for user programs: %s is a kernel (k) entry\n", reg->path, lineno, name, version);
 			unused++;
 		} else if (major != DAT_VERSION_MAJOR || minor != DAT_VERSION_MINOR) {
 			printf("%s:%ld: %s: not for DAT %d.%d programs: API version %s (they open u%d.%d entries only)\n",
-			       reg.path, lineno, name, DAT_VERSION_MAJOR, DAT_VERSION_MINOR, version,
+			       reg->path, lineno, name, DAT_VERSION_MAJOR, DAT_VERSION_MINOR, version,
 			       DAT_VERSION_MAJOR, DAT_VERSION_MINOR);
 			unused++;
 		} else {
@@ -469,7 +493,7 @@ static int list_entries(void)
 				if (strcmp(first_name[j], name) == 0)
 					seen = j;
 			if (seen >= 0) {
-				printf("%s:%ld: %s: not used: line %ld is the first u%d.%d entry for %s\n", reg.path, lineno,
+				printf("%s:%ld: %s: not used: line %ld is the first u%d.%d entry for %s\n", reg->path, lineno,
 				       name, first_line[seen], DAT_VERSION_MAJOR, DAT_VERSION_MINOR, name);
 				unused++;
 				free(buf);
@@ -480,13 +504,13 @@ static int list_entries(void)
 			struct opened o;
 			ia_open(name, &o);
 			if (o.ret == DAT_SUCCESS) {
-				printf("%s:%ld: %s: ok: opens (%s, address %s)\n", reg.path, lineno, name,
+				printf("%s:%ld: %s: ok: opens (%s, address %s)\n", reg->path, lineno, name,
 				       o.transport ? o.transport : "?", o.address ? o.address : "?");
-				if (o.file && (strcmp(o.file, reg.path) != 0 || o.line != lineno))
+				if (o.file && (strcmp(o.file, reg->path) != 0 || o.line != lineno))
 					printf("    but libdat opened %s:%ld for it\n", o.file, o.line);
 				ok++;
 			} else {
-				printf("%s:%ld: %s: cannot open: ", reg.path, lineno, name);
+				printf("%s:%ld: %s: cannot open: ", reg->path, lineno, name);
 				print_return(o.ret);
 				printf("\n");
 				print_reasons(&o, "    ");
@@ -500,8 +524,8 @@ static int list_entries(void)
 	       entries, ok, bad, unused, DAT_VERSION_MAJOR, DAT_VERSION_MINOR, malformed);
 	// dat_registry_list_providers lists the user entries of every
 	// version: another count means the two parsers disagree.
-	if (user != reg.nproviders)
-		printf("note: libdat lists %d user entries, datinfo found %d\n", (int)reg.nproviders, user);
+	if (user != reg->nproviders)
+		printf("note: libdat lists %d user entries, datinfo found %d\n", (int)reg->nproviders, user);
 	for (int j = 0; j < nfirst; j++)
 		free(first_name[j]);
 	free(first_name);
@@ -718,12 +742,22 @@ static void malformed_entries_of(const struct registry *reg, const char *name)
 	free(lines);
 }
 
+static int show_opened(const struct registry *reg, const char *name);
+
 static int show_ia(const char *name)
 {
 	struct registry reg;
 	registry_load(&reg);
 	registry_print(&reg);
 	printf("\n");
+	int rc = show_opened(&reg, name);
+	registry_free(&reg);
+	return rc;
+}
+
+// show_opened opens name and prints its attributes, or why it does not open.
+static int show_opened(const struct registry *reg, const char *name)
+{
 	struct opened o;
 	ia_open(name, &o);
 	if (o.ret != DAT_SUCCESS) {
@@ -731,7 +765,7 @@ static int show_ia(const char *name)
 		print_return(o.ret);
 		printf("\n");
 		print_reasons(&o, "  ");
-		malformed_entries_of(&reg, name);
+		malformed_entries_of(reg, name);
 		ia_close(&o);
 		return 1;
 	}
