@@ -22,7 +22,7 @@ while IFS= read -r tok; do
 	esac
 	case $tok in
 	*/*) kind=path ;;
-	*.go | *.c | *.h | *.sh | *.md | *.tsv | *.map | *.conf | *.in | *.awk | *.1 | *.7) kind=name ;;
+	*.go | *.c | *.h | *.sh | *.md | *.tsv | *.map | *.conf | *.in | *.awk) kind=name ;;
 	*) continue ;;
 	esac
 	if [ $kind = path ]; then
