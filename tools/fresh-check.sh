@@ -50,6 +50,7 @@ fi
 
 LOGS=$REPO/build/fresh
 mkdir -p "$LOGS"
+rm -f "$LOGS"/*.log
 T=$(mktemp -d /tmp/godat-fresh-XXXXXX)
 ROOT=$T/root
 SLIRP=
@@ -81,11 +82,12 @@ echo "fresh-check: clean clone of $(git -C "$REPO" rev-parse --short HEAD) in /s
 inner=$(cat <<'INNER'
 set -eu
 root=$1
-for _ in $(seq 100); do
-	ip route 2>/dev/null | grep -q '^default' && break
-	sleep 0.1
-done
-ip route | grep -q '^default' || { echo "fresh-check: no route out of the namespace" >&2; exit 1; }
+# slirp4netns writes one byte to the fifo once it has configured tap0.
+ready=$(timeout 120 head -c1 <"$2" || true)
+if [ "$ready" != 1 ] || ! ip route | grep -q '^default'; then
+	echo "fresh-check: slirp4netns did not give the namespace a route out" >&2
+	exit 1
+fi
 ip link set lo up
 # The root must be a mount point, as / is on a machine: ip netns add makes
 # / a slave mount.
@@ -128,9 +130,11 @@ INNER
 )
 
 echo "fresh-check: running make example, then make check, in the fresh root (logs: $LOGS)"
-unshare --mount --net --pid --fork --kill-child bash -c "$inner" inner "$ROOT" &
+mkfifo "$T/ready"
+unshare --mount --net --pid --fork --kill-child bash -c "$inner" inner "$ROOT" "$T/ready" &
 NS=$!
-slirp4netns --configure --mtu=65520 --disable-host-loopback "$NS" tap0 >"$LOGS/slirp.log" 2>&1 &
+slirp4netns --configure --mtu=65520 --disable-host-loopback --ready-fd=3 "$NS" tap0 \
+	>"$LOGS/slirp.log" 2>&1 3>"$T/ready" &
 SLIRP=$!
 rc=0
 wait "$NS" || rc=$?
