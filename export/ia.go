@@ -91,7 +91,7 @@ func go_dat_ia_openv(name *C.char, qlen C.DAT_COUNT, asyncEVD *C.DAT_EVD_HANDLE,
 	}
 	// datinfo reports the transport and the entry in use from this line.
 	core.Logf(core.LevelDebug, "dat_ia_openv: %s (%s:%d): opened %s, address %s",
-		entry.IAName, entry.File, entry.Line, dev.Attr().Name, dev.Addr())
+		entry.IAName, entry.File, entry.Line, ia.Device().Query().Name, ia.Device().Addr())
 	*iaOut = handleOf(ia)
 	handleOut(asyncEVD, asyncHandle(ia))
 	return C.DAT_SUCCESS
