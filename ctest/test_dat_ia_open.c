@@ -201,7 +201,9 @@ static void test_ia_open_ro_aware_prefix(void **state)
 	DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
 	DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
 	DAT_IA_ATTR a;
-	check_ok(dat_ia_open("RO_AWARE_" TEST_IA, 8, &async, &ia));
+	char name[DAT_NAME_MAX_LENGTH];
+	snprintf(name, sizeof name, "RO_AWARE_%s", TEST_IA);
+	check_ok(dat_ia_open(name, 8, &async, &ia));
 	check_ok(dat_ia_query(ia, NULL, DAT_IA_FIELD_IA_ADAPTER_NAME, &a, 0, NULL));
 	assert_string_equal(a.adapter_name, TEST_IA);
 	check_ok(dat_ia_close(ia, DAT_CLOSE_GRACEFUL_FLAG));
