@@ -165,6 +165,33 @@ static void conn_qual_in_use(void **state)
 	end_close(&s);
 }
 
+/* DAT_CONN_QUAL_IN_USE means a service point uses the qualifier, nothing
+ * else: a qualifier that names no PSP or RSP can be listened on, even one
+ * whose number is the local port an earlier connection of this library
+ * used. Over TCP a qualifier is a port (q mod 65536), and the active side
+ * of a connection that was closed first keeps its port in TIME_WAIT for a
+ * minute; a listener must still be able to bind it (a client socket that
+ * did not set SO_REUSEADDR before its bind blocks that). The active EP's
+ * local_port_qual is that port. */
+static void port_of_closed_connection_is_free(void **state)
+{
+	(void)state;
+	struct pair x;
+	pair_up(&x, NULL);
+	DAT_EP_PARAM ap;
+	check_ok(dat_ep_query(x.a.ep, DAT_EP_FIELD_ALL, &ap));
+	DAT_CONN_QUAL used = ap.local_port_qual;
+	pair_disconnect(&x); /* the active side closes first */
+	end_close(&x.a);
+	DAT_PSP_HANDLE psp;
+	DAT_RETURN r = dat_psp_create(x.p.ia, used, x.p.cr, DAT_PSP_CONSUMER_FLAG, &psp);
+	if (r != DAT_SUCCESS)
+		fail_msg("dat_psp_create(%#llx), the local port qualifier of a closed connection: %s",
+			 (unsigned long long)used, ret_name(r));
+	check_ok(dat_psp_free(psp));
+	end_close(&x.p);
+}
+
 /* "The psp_flags parameter allows Consumers to request that the Provider
  * create an implicit Endpoint for each incoming Connection Request ... If
  * the Provider cannot satisfy the request, the operation shall fail and
@@ -193,6 +220,7 @@ int main(void)
 		cmocka_unit_test(invalid_handle),
 		cmocka_unit_test(invalid_parameter),
 		cmocka_unit_test(conn_qual_in_use),
+		cmocka_unit_test(port_of_closed_connection_is_free),
 		cmocka_unit_test(model_not_supported),
 	};
 	return cmocka_run_group_tests_name("dat_psp_create", tests, NULL, NULL);
