@@ -49,6 +49,7 @@ struct src {
 	DAT_RMR_TRIPLET dst;
 	atomic_long posted, reaped; /* writes: by the producer and the consumer */
 	atomic_int done;
+	int ended; /* receives: the peer was told to stop and will close */
 	char err[256];
 	pthread_t th;
 };
@@ -56,6 +57,34 @@ struct src {
 /* How the consumer handles one completion of src i (cookie order and
  * status already checked); returns nothing, fails the test on error. */
 typedef void (*on_dto)(struct src *s, int i, const DAT_DTO_COMPLETION_EVENT_DATA *d);
+
+/* For a failure report: the connection EVD of the consumer's EPs and the
+ * peer process (receives test only). */
+static DAT_EVD_HANDLE diag_conn;
+static pid_t diag_peer;
+
+/* What happened to the connections and the peer, for a failure message. */
+static const char *diagnosis(void)
+{
+	static char buf[256];
+	size_t n = 0;
+	buf[0] = 0;
+	DAT_EVENT ev;
+	while (diag_conn != DAT_HANDLE_NULL && n < sizeof buf - 64 && dat_evd_dequeue(diag_conn, &ev) == DAT_SUCCESS)
+		n += (size_t)snprintf(buf + n, sizeof buf - n, " connection event %s;", event_name(ev.event_number));
+	int st;
+	if (diag_peer > 0 && n < sizeof buf - 64) {
+		/* The peer may be about to say what it saw: a few seconds. */
+		pid_t w = wait_bounded(diag_peer, 3, &st) == 0 ? diag_peer : 0;
+		if (w == 0)
+			snprintf(buf + n, sizeof buf - n, " the peer process was alive 3 s later (killed)");
+		else if (w == diag_peer && WIFSIGNALED(st))
+			snprintf(buf + n, sizeof buf - n, " the peer process was killed by signal %d", WTERMSIG(st));
+		else if (w == diag_peer)
+			snprintf(buf + n, sizeof buf - n, " the peer process exited with status %d", WEXITSTATUS(st));
+	}
+	return buf;
+}
 
 /* Takes every event of s's EVD; returns how many. */
 static long drain(struct src *s, int i, on_dto fn)
@@ -71,13 +100,17 @@ static long drain(struct src *s, int i, on_dto fn)
 		if (ev.event_number != DAT_DTO_COMPLETION_EVENT)
 			fail_msg("EVD %c: event %s, want a DTO completion", 'A' + i, event_name(ev.event_number));
 		DAT_DTO_COMPLETION_EVENT_DATA d = ev.event_data.dto_completion_event_data;
+		/* Once told to stop, the peer closes: the receives still posted
+		 * are flushed, as a disconnect does. */
+		if (s->ended && d.status == DAT_DTO_ERR_FLUSHED && d.ep_handle == s->ep)
+			continue;
 		long want = atomic_load(&s->reaped) + 1;
 		if (d.ep_handle != s->ep || d.status != DAT_DTO_SUCCESS || d.user_cookie.as_64 != (uint64_t)want ||
 		    d.transfered_length != MSG)
 			fail_msg("EVD %c: completion of cookie %" PRIu64 " status %d length %" PRIu64
-				 " (EP %s), want cookie %ld, success, %d bytes, its own EP",
+				 " (EP %s), want cookie %ld, success, %d bytes, its own EP;%s",
 				 'A' + i, (uint64_t)d.user_cookie.as_64, d.status, (uint64_t)d.transfered_length,
-				 d.ep_handle == s->ep ? "its own" : "another", want, MSG);
+				 d.ep_handle == s->ep ? "its own" : "another", want, MSG, diagnosis());
 		atomic_store(&s->reaped, want);
 		fn(s, i, &d);
 		n++;
@@ -134,8 +167,8 @@ static void consume(DAT_CNO_HANDLE cno, struct src *s, const struct feeders *f)
 				queued[i]++;
 		}
 		fail_msg("dat_cno_wait after %ld successful waits (%ld completions reaped) returned %s (hint %p) "
-			 "with %ld completions owed; dequeue right after found %ld on EVD A and %ld on EVD B",
-			 cycles, events, ret_name(r), (void *)hint, owed, queued[0], queued[1]);
+			 "with %ld completions owed; dequeue right after found %ld on EVD A and %ld on EVD B;%s",
+			 cycles, events, ret_name(r), (void *)hint, owed, queued[0], queued[1], diagnosis());
 	}
 	print_message("%ld successful dat_cno_wait calls (%ld found both EVDs empty), %ld completions over %s\n", cycles,
 		      empty_wakeups, events, TEST_IA);
@@ -322,6 +355,7 @@ static void message_in(struct src *s, int i, const DAT_DTO_COMPLETION_EVENT_DATA
 	reap_credits();
 	send_credit(s, i, stopping ? STOP : (uint64_t)k);
 	stop_sent[i] |= stopping;
+	s->ended |= stopping;
 }
 
 /* One message is in flight per connection until the stop. */
@@ -465,7 +499,11 @@ static void test_cno_loop_receives(void **state)
 		expect_event(&(struct waiter){MODE_WAIT, DAT_HANDLE_NULL}, conn, DAT_CONNECTION_EVENT_ESTABLISHED,
 			     "accept");
 	const struct feeders f = {message_in, receives_outstanding, receives_stop, receives_failed};
+	diag_conn = conn;
+	diag_peer = pid;
 	consume(cno, s, &f);
+	diag_conn = DAT_HANDLE_NULL;
+	diag_peer = 0;
 	reap_child(pid, 60, "sender");
 	check_ok(dat_psp_free(psp));
 	check_ok(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
