@@ -51,7 +51,11 @@ example: all
 bench: all
 	$(MAKE) -C bench run TESTENV="$(TESTENV)"
 
-check: all gotest abi headers symbols ctest coverage sanitize installcheck
+# Every part runs even when an earlier one fails (make -k), so one red part
+# does not hide the others; check fails if any part failed.
+CHECKS := gotest abi headers symbols ctest coverage sanitize installcheck
+check: all
+	@$(MAKE) --no-print-directory -k $(CHECKS) || { echo "make check: FAILED (see the parts above)"; exit 1; }
 
 gotest:
 	$(GO) vet ./core/... ./rdma/... ./ctest/...
