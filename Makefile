@@ -74,6 +74,7 @@ example: deps
 bench: all
 	$(MAKE) -C bench run TESTENV="$(TESTENV)"
 
+<<<<<<< HEAD
 # The second README command, and all CI runs (.ci/run).
 check: deps
 	@$(MAKE) --no-print-directory checks
@@ -84,6 +85,13 @@ checks: all generated designcheck gotest abi headers symbols ctest coverage sani
 # HEAD (root only; slow, so not part of check).
 fresh-check:
 	tools/fresh-check.sh $(CURDIR)
+=======
+# Every part runs even when an earlier one fails (make -k), so one red part
+# does not hide the others; check fails if any part failed.
+CHECKS := gotest abi headers symbols ctest coverage sanitize installcheck
+check: all
+	@$(MAKE) --no-print-directory -k $(CHECKS) || { echo "make check: FAILED (see the parts above)"; exit 1; }
+>>>>>>> csuite
 
 gotest:
 	$(GO) vet ./core/... ./rdma/... ./ctest/... ./tools/...

@@ -49,11 +49,11 @@ static void success_states(void **state)
 	check_ok(dat_ep_modify(x.a.ep, DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE | DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS,
 			       &in));
 	DAT_RSP_HANDLE rsp;
-	check_ok(dat_rsp_create(x.p.ia, 0x30D1F1, x.p.ep, x.p.cr, &rsp));
+	check_ok(dat_rsp_create(x.p.ia, 0x3051F1, x.p.ep, x.p.cr, &rsp));
 	in = query(x.p.ep);
 	in.ep_attr.max_request_dtos = 4;
 	check_ok(dat_ep_modify(x.p.ep, DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS, &in)); /* reserved */
-	check_ok(connect_ep(x.a.ep, 0x30D1F1, CONN_TMO, NULL));
+	check_ok(connect_ep(x.a.ep, 0x3051F1, CONN_TMO, NULL));
 	DAT_EVENT ev = expect_ev(x.p.cr, DAT_CONNECTION_REQUEST_EVENT);
 	assert_int_equal(ep_state(x.p.ep), DAT_EP_STATE_PASSIVE_CONNECTION_PENDING);
 	in.ep_attr.max_recv_iov = 2;
@@ -288,7 +288,7 @@ static void invalid_state(void **state)
 	DAT_PZ_HANDLE pz2;
 	check_ok(dat_pz_create(x.p.ia, &pz2));
 	check_ok(dat_ep_create(x.p.ia, x.p.pz, x.p.recv, x.p.req, x.p.conn, NULL, &rep));
-	check_ok(dat_rsp_create(x.p.ia, 0x30D1F2, rep, x.p.cr, &rsp));
+	check_ok(dat_rsp_create(x.p.ia, 0x3051F2, rep, x.p.cr, &rsp));
 	in = query(rep);
 	in.pz_handle = pz2;
 	check_ret(dat_ep_modify(rep, DAT_EP_FIELD_PZ_HANDLE, &in), DAT_INVALID_STATE, DAT_INVALID_STATE_EP_RESERVED);

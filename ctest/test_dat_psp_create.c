@@ -165,6 +165,50 @@ static void conn_qual_in_use(void **state)
 	end_close(&s);
 }
 
+/* DAT_CONN_QUAL_IN_USE means a service point uses the qualifier, nothing
+ * else: a qualifier that names no PSP or RSP can be listened on, even one
+ * whose number is the local port an earlier connection of this library
+ * used. Over TCP a qualifier is a port (q mod 65536), and the side of a
+ * connection that closes first keeps its port in TIME_WAIT for a minute; a
+ * listener must still be able to bind it (a client socket that did not set
+ * SO_REUSEADDR before its bind blocks that). The active EP's
+ * local_port_qual is that port. Which side's close comes first is up to
+ * the provider's threads, so eight connections are made and closed, and
+ * every one of their ports must be free. */
+static void port_of_closed_connection_is_free(void **state)
+{
+	(void)state;
+	enum { N = 8 };
+	DAT_CONN_QUAL used[N];
+	for (int i = 0; i < N; i++) {
+		struct pair x;
+		pair_up(&x, NULL);
+		DAT_EP_PARAM ap;
+		check_ok(dat_ep_query(x.a.ep, DAT_EP_FIELD_ALL, &ap));
+		used[i] = ap.local_port_qual;
+		pair_disconnect(&x);
+		pair_close(&x);
+	}
+	struct end s;
+	end_open(&s, NULL);
+	int busy = 0;
+	char list[256] = "";
+	for (int i = 0; i < N; i++) {
+		DAT_PSP_HANDLE psp;
+		DAT_RETURN r = dat_psp_create(s.ia, used[i], s.cr, DAT_PSP_CONSUMER_FLAG, &psp);
+		if (r == DAT_SUCCESS) {
+			check_ok(dat_psp_free(psp));
+			continue;
+		}
+		busy++;
+		size_t n = strlen(list);
+		snprintf(list + n, sizeof list - n, " %#llx: %s;", (unsigned long long)used[i], ret_name(r));
+	}
+	end_close(&s);
+	if (busy)
+		fail_msg("%d of %d local port qualifiers of closed connections cannot be listened on:%s", busy, N, list);
+}
+
 /* "The psp_flags parameter allows Consumers to request that the Provider
  * create an implicit Endpoint for each incoming Connection Request, or
  * request that the Provider should not create one per Connection Request.
@@ -205,6 +249,7 @@ int main(void)
 		cmocka_unit_test(invalid_handle),
 		cmocka_unit_test(invalid_parameter),
 		cmocka_unit_test(conn_qual_in_use),
+		cmocka_unit_test(port_of_closed_connection_is_free),
 		cmocka_unit_test(provider_flag),
 	};
 	return cmocka_run_group_tests_name("dat_psp_create", tests, NULL, NULL);
