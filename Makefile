@@ -28,7 +28,7 @@ CFLAGS  ?= -O2 -g -Wall -Wextra -Werror -std=gnu11
 # pkg-config, as a consumer would, and the repository's dat.conf.
 TESTENV := PKG_CONFIG_PATH=$(CURDIR)/$(PCDIR) DAT_OVERRIDE=$(CURDIR)/dat.conf
 
-.PHONY: all deps check checks install example bench clean gotest ctest abi headers symbols installcheck coverage sanitize \
+.PHONY: all deps check install example bench clean gotest ctest abi headers symbols installcheck coverage sanitize \
 	fresh-check generated designcheck check-verbs verbs-guest
 
 # Paths under the prefix are written as ${prefix}/... in dat.pc, so that
@@ -74,24 +74,18 @@ example: deps
 bench: all
 	$(MAKE) -C bench run TESTENV="$(TESTENV)"
 
-<<<<<<< HEAD
-# The second README command, and all CI runs (.ci/run).
+# The second README command, and all CI runs (.ci/run). Every part runs
+# even when an earlier one fails (make -k), so one red part does not hide
+# the others; check fails if any part failed.
+CHECKS := generated designcheck gotest abi headers symbols ctest coverage sanitize installcheck check-verbs
 check: deps
-	@$(MAKE) --no-print-directory checks
-
-checks: all generated designcheck gotest abi headers symbols ctest coverage sanitize installcheck check-verbs
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -k $(CHECKS) || { echo "make check: FAILED (see the parts above)"; exit 1; }
 
 # The README's two commands in a fresh Debian root from a clean clone of
 # HEAD (root only; slow, so not part of check).
 fresh-check:
 	tools/fresh-check.sh $(CURDIR)
-=======
-# Every part runs even when an earlier one fails (make -k), so one red part
-# does not hide the others; check fails if any part failed.
-CHECKS := gotest abi headers symbols ctest coverage sanitize installcheck
-check: all
-	@$(MAKE) --no-print-directory -k $(CHECKS) || { echo "make check: FAILED (see the parts above)"; exit 1; }
->>>>>>> csuite
 
 gotest:
 	$(GO) vet ./core/... ./rdma/... ./ctest/... ./tools/...
