@@ -2,7 +2,6 @@ package core
 
 import (
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -17,13 +16,12 @@ type CNO struct {
 	ia *IA
 
 	mu        sync.Mutex
-	evds      []*EVD
-	triggered []*EVD // EVDs that notified and were not yet returned
+	evds      []*EVD // copied on write: look iterates a snapshot
+	next      int    // where the next look starts
 	agent     [2]uint64
 	waiters   int
 	orphaned  uint64 // times the last EVD went away; wakes waiters with no EVD
 	dead      bool
-	sleepers  atomic.Int32
 }
 
 // CreateCNO creates a CNO (dat_cno_create). agent is the opaque OS wait
@@ -68,8 +66,9 @@ func (c *CNO) ModifyAgent(agent [2]uint64) error {
 
 func (c *CNO) attach(e *EVD) {
 	c.mu.Lock()
-	c.evds = append(c.evds, e)
+	c.evds = append(c.evds[:len(c.evds):len(c.evds)], e)
 	c.mu.Unlock()
+	c.ia.wake() // a waiter looks at the new EVD too
 }
 
 // detach removes e from the CNO; freed says e is being destroyed, which
@@ -79,12 +78,6 @@ func (c *CNO) detach(e *EVD, freed bool) {
 	for i, x := range c.evds {
 		if x == e {
 			c.evds = append(c.evds[:i:i], c.evds[i+1:]...)
-			break
-		}
-	}
-	for i, x := range c.triggered {
-		if x == e {
-			c.triggered = append(c.triggered[:i:i], c.triggered[i+1:]...)
 			break
 		}
 	}
@@ -99,7 +92,7 @@ func (c *CNO) detach(e *EVD, freed bool) {
 	}
 	c.mu.Unlock()
 	if wake {
-		c.ia.doorbell.Ring()
+		c.ia.wake()
 	}
 	if freed {
 		c.agentDueLocked(agent)
@@ -140,32 +133,31 @@ func (c *CNO) callAgent(agent [2]uint64, e *EVD) {
 	go c.ia.agent(agent, e)
 }
 
-// trigger records that e has a notification; it is kept until a wait takes
-// it, so a trigger that comes before the wait is never lost.
+// trigger hands the CNO's OS wait proxy agent, if any, the EVD that just
+// got a notification (dat_cno_create(3DAT): the agent is invoked when the
+// CNO is triggered, and is then no longer associated with the CNO). Waiters
+// need no trigger: they look at the EVDs themselves.
 func (c *CNO) trigger(e *EVD) {
 	c.mu.Lock()
-	for _, x := range c.triggered {
-		if x == e {
-			agent := c.takeAgentLocked()
-			c.mu.Unlock()
-			c.callAgent(agent, e)
-			return
-		}
-	}
-	c.triggered = append(c.triggered, e)
 	agent := c.takeAgentLocked()
 	c.mu.Unlock()
-	if c.sleepers.Load() > 0 {
-		c.ia.doorbell.Ring()
-	}
 	c.callAgent(agent, e)
 }
 
-// Wait blocks until an EVD attached to the CNO notifies, returning it, or
-// returns DAT_QUEUE_EMPTY after timeout (negative: no bound), or
-// DAT_INTERRUPTED_CALL when a signal handler runs on the sleeping thread.
-// It returns a nil EVD and no error when the IA closes or every EVD is
-// freed.
+// Wait blocks until an EVD attached to the CNO has a notification event,
+// returning it, or returns DAT_QUEUE_EMPTY after timeout (negative: no
+// bound), or DAT_INTERRUPTED_CALL when a signal handler runs on the
+// sleeping thread. It returns a nil EVD and no error when the IA closes or
+// every EVD is freed.
+//
+// The wait is level-triggered: it returns an enabled EVD that nobody waits
+// on directly (dat_cno_wait(3DAT): a disabled or "Waited" EVD does not
+// deliver notifications) and that holds a notification event, whenever it
+// got there; so no notification that came before or during the wait is
+// lost, however many events an EVD holds. The page makes the returned EVD
+// a hint and asks the consumer to poll every EVD of the CNO; successive
+// waits start their look at the EVD after the one returned last, so that a
+// busy EVD does not hide the others.
 func (c *CNO) Wait(timeout time.Duration) (*EVD, error) {
 	c.mu.Lock()
 	if c.dead {
@@ -175,58 +167,91 @@ func (c *CNO) Wait(timeout time.Duration) (*EVD, error) {
 	c.waiters++
 	orphaned := c.orphaned
 	c.mu.Unlock()
-	c.sleepers.Add(1)
 	defer func() {
-		c.sleepers.Add(-1)
 		c.mu.Lock()
 		c.waiters--
 		c.mu.Unlock()
 	}()
 
-	db := c.ia.doorbell
+	ia := c.ia
 	var deadline time.Time
 	if timeout > 0 {
 		deadline = time.Now().Add(timeout)
 	}
+	sp := newSpinner(&ia.spinBudget)
+	var got *EVD
+	var end bool
+	if timeout != 0 {
+		sp.spin(timeout, func() bool {
+			got, end = c.look(orphaned)
+			return got != nil || end
+		})
+	}
 	for {
-		seq := db.Seq()
-		c.mu.Lock()
-		evds := append([]*EVD(nil), c.evds...)
-		c.mu.Unlock()
-		// Arrivals become events (and triggers) only when someone makes
-		// progress, and the CNO waiter is that someone.
-		for _, e := range evds {
-			e.progress()
+		seq := ia.comp.Seq()
+		if got == nil && !end {
+			got, end = c.look(orphaned)
 		}
-		c.mu.Lock()
-		if c.dead || c.ia.closed.Load() {
-			c.mu.Unlock()
+		switch {
+		case got != nil:
+			sp.done(true)
+			return got, nil
+		case end:
 			return nil, nil
-		}
-		if len(c.triggered) > 0 {
-			e := c.triggered[0]
-			c.triggered = c.triggered[1:]
-			c.mu.Unlock()
-			return e, nil
-		}
-		if c.orphaned != orphaned {
-			c.mu.Unlock()
-			return nil, nil
-		}
-		c.mu.Unlock()
-		var left time.Duration = -1
-		if timeout == 0 {
+		case timeout == 0:
 			return nil, ErrQueueEmpty
 		}
+		var left time.Duration = -1
 		if timeout > 0 {
 			if left = time.Until(deadline); left <= 0 {
+				sp.done(false)
 				return nil, ErrQueueEmpty
 			}
 		}
-		if c.ia.sleep(seq, left) {
+		// Arm every CQ of the CNO, then look once more: a completion
+		// that came before an arm does not notify.
+		for _, e := range c.snapshot() {
+			e.arm()
+		}
+		if got, end = c.look(orphaned); got != nil || end {
+			continue
+		}
+		sp.slept = true
+		if ia.sleep(seq, left) {
 			return nil, ErrInterrupted
 		}
 	}
+}
+
+// snapshot is the CNO's EVDs now.
+func (c *CNO) snapshot() []*EVD {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.evds
+}
+
+// look pumps the CNO's EVDs and returns one that can deliver a
+// notification; end is true when the wait must return with no EVD (the CNO
+// or IA is gone, or every EVD was freed since the wait began).
+func (c *CNO) look(orphaned uint64) (e *EVD, end bool) {
+	c.mu.Lock()
+	evds, start := c.evds, c.next
+	gone := c.dead || c.ia.closed.Load() || c.orphaned != orphaned
+	c.mu.Unlock()
+	if gone {
+		return nil, true
+	}
+	for i := range evds {
+		x := evds[(start+i)%len(evds)]
+		x.pump(1)
+		if x.notifying() {
+			c.mu.Lock()
+			c.next = (start + i + 1) % max(len(c.evds), 1)
+			c.mu.Unlock()
+			return x, false
+		}
+	}
+	return nil, false
 }
 
 // Free destroys the CNO (dat_cno_free); refused while an EVD uses it or a
@@ -252,14 +277,14 @@ func (c *CNO) Free() error {
 func (c *CNO) destroyLocked() {
 	c.mu.Lock()
 	c.dead = true
-	c.evds, c.triggered = nil, nil
+	c.evds = nil
 	var agent [2]uint64
 	if c.ia.closing {
 		agent = c.takeAgentLocked() // the IA is destroyed: unblock it
 	}
 	c.mu.Unlock()
 	c.agentDueLocked(agent)
-	c.ia.doorbell.Ring()
+	c.ia.wake()
 	delete(c.ia.cnos, c)
 	c.ia.handles.Release(c)
 }

@@ -26,7 +26,7 @@ func (ia *IA) newCR(sp Obj, evd *EVD, ep *EP, req rdma.ConnRequest) bool {
 	full := evd.count >= evd.qlen
 	evd.mu.Unlock()
 	if full {
-		refuse(req)
+		req.Reject(rdma.RejectRefused, nil)
 		return false
 	}
 	ia.mu.Lock()
@@ -35,14 +35,14 @@ func (ia *IA) newCR(sp Obj, evd *EVD, ep *EP, req rdma.ConnRequest) bool {
 		// it arrived): refuse it now rather than leave the active side
 		// to its connect timeout.
 		ia.mu.Unlock()
-		req.Reject()
+		req.Reject(rdma.RejectRefused, nil)
 		return false
 	}
 	cr := &CR{ia: ia, sp: sp, req: req, ep: ep, private: append([]byte(nil), req.PrivateData()...)}
 	cr.kind = TypeCR
 	if err := bindLocked(ia, ia.crs, cr); err != nil {
 		ia.mu.Unlock()
-		req.Reject()
+		req.Reject(rdma.RejectRefused, nil)
 		return false
 	}
 	ia.mu.Unlock()
@@ -62,16 +62,6 @@ func spLiveLocked(sp Obj) bool {
 	return false
 }
 
-// refuse turns a request away without a peer verdict where the transport
-// can, else rejects it.
-func refuse(req rdma.ConnRequest) {
-	if r, ok := req.(rdma.Refuser); ok {
-		r.Refuse()
-		return
-	}
-	req.Reject()
-}
-
 // spQual is the qualifier of the service point a request is delivered to:
 // after dat_cr_handoff that is the target PSP's, not the one dialled.
 func spQual(sp Obj, req rdma.ConnRequest) uint64 {
@@ -81,7 +71,7 @@ func spQual(sp Obj, req rdma.ConnRequest) uint64 {
 	case *RSP:
 		return s.qual
 	}
-	return req.Qual()
+	return req.ServiceID()
 }
 
 // CRParams is what dat_cr_query reports.
@@ -128,8 +118,15 @@ func (cr *CR) Accept(ep *EP, private []byte) error {
 		cr.ia.mu.Unlock()
 		return ErrHandle(SubHandleCR)
 	}
-	if ep == nil {
+	provided := cr.ep != nil && cr.ep.byProvider
+	switch {
+	case ep == nil:
 		ep = cr.ep
+	case provided && ep != cr.ep:
+		// The request carries its EP: another one is refused, as in the
+		// references (dat_cr_accept(3DAT) names the EP either way).
+		cr.ia.mu.Unlock()
+		return ErrHandle(SubHandleEP)
 	}
 	if ep == nil || ep.ia != cr.ia {
 		cr.ia.mu.Unlock()
@@ -142,7 +139,10 @@ func (cr *CR) Accept(ep *EP, private []byte) error {
 		return ErrHandle(SubHandleEP)
 	}
 	want := EPUnconnected
-	if ep == cr.ep {
+	switch {
+	case provided && ep == cr.ep:
+		want = EPTentativeConnectionPending
+	case ep == cr.ep:
 		want = EPPassiveConnectionPending
 	}
 	if ep.state != want {
@@ -151,12 +151,20 @@ func (cr *CR) Accept(ep *EP, private []byte) error {
 		cr.ia.mu.Unlock()
 		return ErrState(epStateSub(s))
 	}
+	if ep.pz == nil {
+		// A provider-created EP not given a PZ yet: the references
+		// refuse it as an invalid EP, and the request stays pending.
+		ep.mu.Unlock()
+		cr.ia.mu.Unlock()
+		return ErrHandle(SubHandleEP)
+	}
 	if ep.connEVD == nil {
 		ep.mu.Unlock()
 		cr.ia.mu.Unlock()
 		return ErrState(SubStateEPEVDConnect)
 	}
-	ep.state = EPCompletionPending
+	ep.setStateLocked(EPCompletionPending)
+	ep.byProvider = false // the consumer's from now on
 	ep.remote = cr.req.RemoteAddr()
 	ep.connQual = uint64(ep.remote.Port()) // the active side's port qualifier
 	ep.passive, ep.lisQual = true, spQual(cr.sp, cr.req)
@@ -165,26 +173,36 @@ func (cr *CR) Accept(ep *EP, private []byte) error {
 	cr.ia.mu.Unlock()
 
 	if err := cr.req.Accept(ep.qp, append([]byte(nil), private...)); err != nil {
-		ep.ConnEvent(ep.qp, rdma.ConnEvent{Kind: rdma.ConnAcceptError})
-		return nil
+		// The request could not be answered (the requester gave up, the
+		// QP is gone): the accept completes with an error event, as the
+		// transport would report a failure after it.
+		Logf(LevelInfo, "dat_cr_accept: EP %#x: %v", ep.Handle(), err)
+		ep.connEvent(rdma.CMAcceptError, nil)
 	}
 	return nil
 }
 
 // Reject refuses the request (dat_cr_reject); the active side gets
-// DAT_CONNECTION_EVENT_PEER_REJECTED.
+// DAT_CONNECTION_EVENT_PEER_REJECTED. The EP a provider created for the
+// request "reverts to Provider Control" (dat_cr_reject(3DAT)) and is freed,
+// as the references free it: its handle is invalid afterwards. An RSP's
+// EP is the consumer's again, unconnected.
 func (cr *CR) Reject() error {
 	if err := cr.take(); err != nil {
 		return err
 	}
-	if cr.ep != nil {
+	if cr.ep != nil && cr.ep.byProvider {
+		cr.ia.mu.Lock()
+		cr.ep.destroyLocked()
+		cr.ia.mu.Unlock()
+	} else if cr.ep != nil {
 		cr.ep.mu.Lock()
 		if cr.ep.state == EPPassiveConnectionPending {
-			cr.ep.state = EPUnconnected
+			cr.ep.setStateLocked(EPUnconnected)
 		}
 		cr.ep.mu.Unlock()
 	}
-	cr.req.Reject()
+	cr.req.Reject(rdma.RejectConsumer, nil)
 	return nil
 }
 

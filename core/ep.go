@@ -14,13 +14,14 @@ import (
 type EP struct {
 	Object
 	ia   *IA
+	id   uint32 // names the EP to the transport (QP context, work-request ids)
 	pz   *PZ
 	srq  *SRQ
 	qp   rdma.QP
+	qpn  uint32
 	attr EPAttr
 
 	recvEVD, reqEVD, connEVD *EVD
-	recvSink, reqSink        epSink
 
 	mu       sync.Mutex
 	state    EPState
@@ -31,22 +32,49 @@ type EP struct {
 	private  []byte // the peer's private data, valid while connected
 	cr       *CR    // the pending request this EP is accepting
 	rsp      *RSP   // the reserved service point holding this EP
-	sge      [32]rdma.SGE
-	wr       rdma.SendWR
-	rwr      rdma.RecvWR
 	dead     bool
 	hwBroken bool // the coming disconnect is the hard watermark's: report BROKEN
+	// byProvider: created for a request of a DAT_PSP_PROVIDER_FLAG PSP, and
+	// the provider's until accepted (dat_cr_reject frees it).
+	byProvider bool
 
-	// Receive accounting, updated by the sinks under the QP's lock, hence
-	// atomics (the sinks must not take ep.mu). held is the watermarks'
-	// "buffers at the EP" (see SRQ); rqPosted counts receives posted to the
-	// EP's own queue and not completed (dat_ep_recv_query).
+	// live mirrors state for the post paths, which take no ep.mu: a post
+	// needs only "connected or disconnected"; the transport flushes what
+	// a dying connection cannot carry.
+	live atomic.Uint32
+
+	// sendMu serialises send-queue posts, so that the order of sq is the
+	// order of the QP's send queue; recvMu does the same for receives.
+	sendMu sync.Mutex
+	sq     reqQueue
+	sge    [maxIOV]rdma.SGE
+	wr     rdma.SendWR
+	unsig  int // requests posted unsignalled since the last signalled one
+	recvMu sync.Mutex
+	rq     reqQueue
+	rsge   [maxIOV]rdma.SGE
+	rwr    rdma.RecvWR
+
+	solicitedOnly atomic.Bool // receive stream in solicited wait mode
+
+	// Receive accounting, updated when completions are converted (under
+	// the receive EVD's pollMu) and reaped, hence atomics. held is the
+	// watermarks' "buffers at the EP" (see SRQ).
 	held     atomic.Int32
-	rqPosted atomic.Int32
 	softArm  atomic.Int32 // armed soft high watermark; wmOff once fired or infinite
 	hardWM   atomic.Int32 // hard high watermark; wmOff when infinite
 	breaking atomic.Bool  // a hard-watermark disconnect is under way
 }
+
+// maxIOV bounds the segments of one post (the EP's IOV limits are checked
+// first; no transport allows more).
+const maxIOV = 32
+
+// live states of EP.live.
+const (
+	liveNo   = 0 // not connected: posts are refused with the state's code
+	liveConn = 1 // connected or disconnected: posts go to the transport
+)
 
 // WatermarkInfinite is DAT_WATERMARK_INFINITE: no high watermark.
 const WatermarkInfinite = -1
@@ -61,67 +89,14 @@ func wmThreshold(v int) int32 {
 	return int32(v)
 }
 
-// epSink turns the transport's completions of one work queue (receives, or
-// requests) into DTO events on the EP's EVD. The transport is asked for a
-// completion of every request and pushes them in post order; the sink
-// matches each to the flags it was posted with, so suppression and per-post
-// notification control are decided here, the same way for every backend.
-type epSink struct {
-	ep            *EP
-	evd           *EVD
-	recv          bool
-	solicitedOnly atomic.Bool // receive stream in solicited wait mode
-	posted        wrQueue     // the queue's requests (not an SRQ's receives)
-}
-
-func (s *epSink) PushCompletion(c *rdma.Completion) {
-	var flags CompletionFlags
-	if !s.recv || s.ep.srq == nil {
-		var ok bool
-		if flags, ok = s.posted.pop(c.Cookie); !ok {
-			Logf(LevelWarn, "EP %#x: completion of cookie %#x out of post order", s.ep.Handle(), c.Cookie)
-			flags = 0
-		}
+// setStateLocked changes the state; ep.mu is held.
+func (ep *EP) setStateLocked(s EPState) {
+	ep.state = s
+	if !ep.dead && (s == EPConnected || s == EPDisconnected || s == EPDisconnectPending) {
+		ep.live.Store(liveConn)
+	} else {
+		ep.live.Store(liveNo)
 	}
-	s.complete(c.Cookie, DTOStatus(c.Status), c.Length, c.Solicited, flags)
-}
-
-// complete turns one completion into an event unless its success was
-// suppressed, and keeps the receive accounting.
-func (s *epSink) complete(cookie uint64, status DTOStatus, length uint64, solicited bool, flags CompletionFlags) {
-	ep := s.ep
-	var srq *SRQ
-	held := false
-	if s.recv {
-		srq = ep.srq
-		if srq == nil {
-			ep.rqPosted.Add(-1)
-		}
-		if s.evd == nil {
-			// Nobody will reap this completion: the buffer is back now.
-			if srq != nil {
-				srq.outstanding.Add(-1)
-			}
-			return
-		}
-		if status != DTOFlushed {
-			// A message consumed this buffer: it is at the EP until the
-			// consumer dequeues the completion.
-			held = true
-			ep.tookBuffer(ep.held.Add(1))
-		}
-	} else if s.evd == nil || status == DTOSuccess && flags&CompletionSuppress != 0 {
-		return
-	}
-	ev := Event{Number: EventDTOCompletion, EP: ep, Cookie: cookie, Length: length,
-		Status: status, notify: true, srq: srq, held: held}
-	switch {
-	case flags&CompletionUnsignalled != 0:
-		ev.notify = false
-	case s.recv && s.solicitedOnly.Load() && !solicited && status == DTOSuccess:
-		ev.notify = false
-	}
-	s.evd.push(&ev)
 }
 
 // EPConfig is what dat_ep_create and dat_ep_create_with_srq take.
@@ -161,19 +136,50 @@ func (ia *IA) CreateEP(cfg EPConfig) (*EP, error) {
 			return nil, err
 		}
 	}
+	// Any live EVD of the right kind will do, of this IA or another IA of
+	// the process (reference providers check the handle and the EVD's
+	// flags, never its IA, and programs that open several IAs rely on it);
+	// each is counted as used as it is checked, and let go again if the EP
+	// is not made after all.
+	var held []*EVD
+	release := func() {
+		for _, e := range held {
+			e.use(-1)
+		}
+	}
 	for _, c := range []struct {
 		evd  *EVD
 		flag EVDFlags
 		sub  Sub
 	}{{cfg.RecvEVD, EVDDTO, SubHandleEVDRecv}, {cfg.ReqEVD, EVDDTO, SubHandleEVDRequest}, {cfg.ConnEVD, EVDConnection, SubHandleEVDConn}} {
-		if c.evd != nil && (c.evd.ia != ia || c.evd.dead || c.evd.flags&c.flag == 0) {
+		if c.evd == nil {
+			continue
+		}
+		if !c.evd.acquire(c.flag) {
+			release()
 			return nil, ErrHandle(c.sub)
 		}
+		held = append(held, c.evd)
 	}
+	ep, err := ia.newEPLocked(cfg, attr, EPUnconnected)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	return ep, nil
+}
+
+// newEPLocked makes an EP in state with the PZ, EVDs and SRQ of cfg (which
+// the caller checked and holds) and attr; ia.mu is held. A nil PZ is a
+// provider-created EP's (see PSP.connRequest): its queue pair is in the
+// IA's own protection domain, which no PZ shares, until dat_ep_modify gives
+// it one.
+func (ia *IA) newEPLocked(cfg EPConfig, attr EPAttr, state EPState) (*EP, error) {
 	if len(ia.eps) >= ia.attr.MaxEPs {
 		return nil, E(KindInsufficientResources, SubResourceTEP)
 	}
-	ep := &EP{ia: ia, pz: cfg.PZ, srq: cfg.SRQ, attr: attr, recvEVD: cfg.RecvEVD, reqEVD: cfg.ReqEVD, connEVD: cfg.ConnEVD}
+	ep := &EP{ia: ia, pz: cfg.PZ, srq: cfg.SRQ, attr: attr, state: state,
+		recvEVD: cfg.RecvEVD, reqEVD: cfg.ReqEVD, connEVD: cfg.ConnEVD}
 	ep.kind = TypeEP
 	// srq_soft_hw is the initial soft high watermark of an EP that uses an
 	// SRQ; other EPs start unarmed (dat_ep_set_watermark arms any EP).
@@ -182,43 +188,103 @@ func (ia *IA) CreateEP(cfg EPConfig) (*EP, error) {
 		ep.softArm.Store(wmThreshold(attr.SRQSoftHW))
 	}
 	ep.hardWM.Store(wmOff)
-	ep.recvSink = epSink{ep: ep, evd: cfg.RecvEVD, recv: true, posted: newWRQueue(ia.recvDepth(attr))}
-	ep.reqSink = epSink{ep: ep, evd: cfg.ReqEVD, posted: newWRQueue(attr.MaxRequestDTOs)}
-	ep.recvSink.solicitedOnly.Store(attr.RecvCompletionFlags&CompletionSolicitedWait != 0)
-	qcfg := rdma.QPConfig{
-		PD: cfg.PZ.id, SendCQ: &ep.reqSink, RecvCQ: &ep.recvSink, Conn: ep,
-		MaxSend: attr.MaxRequestDTOs, MaxRecv: ia.recvDepth(attr),
-		MaxSendSGE: max(attr.MaxRequestIOV, attr.MaxRDMAReadIOV, attr.MaxRDMAWriteIOV), MaxRecvSGE: attr.MaxRecvIOV,
-		MaxReadsOut: attr.MaxRDMAReadOut, MaxReadsIn: attr.MaxRDMAReadIn,
+	ep.solicitedOnly.Store(attr.RecvCompletionFlags&CompletionSolicitedWait != 0)
+	id, ok := epIDs.add(ep)
+	if !ok {
+		return nil, E(KindInsufficientResources, SubResourceTEP)
 	}
-	if cfg.SRQ != nil {
-		qcfg.SRQ = cfg.SRQ.backend
-	}
-	qp, err := ia.dev.CreateQP(qcfg)
+	ep.id = id
+	qattr, err := ep.qpAttrLocked(attr, cfg.PZ, cfg.ReqEVD, cfg.RecvEVD)
 	if err != nil {
-		return nil, mapTransportError(err)
-	}
-	ep.qp = qp
-	if err := bindLocked(ia, ia.eps, ep); err != nil {
-		qp.Destroy()
+		epIDs.remove(id)
 		return nil, err
 	}
-	cfg.PZ.users++
+	qp, err := ia.dev.dev.CreateQP(qattr)
+	if err != nil {
+		epIDs.remove(id)
+		return nil, mapTransportError(err)
+	}
+	ep.qp, ep.qpn = qp, qp.Num()
+	ep.sq.init(qp.Cap().MaxSendWR)
+	ep.rq.init(max(qp.Cap().MaxRecvWR, 1))
+	if err := bindLocked(ia, ia.eps, ep); err != nil {
+		qp.Destroy()
+		epIDs.remove(id)
+		return nil, err
+	}
+	ia.dev.setQP(ep.qpn, ep)
+	if cfg.PZ != nil {
+		cfg.PZ.users++
+	}
 	if cfg.SRQ != nil {
 		cfg.SRQ.attach(ep)
 	}
-	for _, e := range []*EVD{cfg.RecvEVD, cfg.ReqEVD, cfg.ConnEVD} {
-		if e != nil {
-			e.use(1)
-		}
-	}
 	ep.notifyControl(attr, 1)
-	for _, e := range []*EVD{cfg.RecvEVD, cfg.ReqEVD} {
-		if e != nil {
-			e.addSource(qp)
-		}
-	}
 	return ep, nil
+}
+
+// qpAttrLocked is the transport's description of the EP's queue pair for
+// attr, pz and the request and receive EVDs.
+func (ep *EP) qpAttrLocked(attr EPAttr, pz *PZ, req, recv *EVD) (rdma.QPInitAttr, error) {
+	ia := ep.ia
+	q := rdma.QPInitAttr{
+		CM: ia.cm, Context: uint64(ep.id),
+		Cap: rdma.QPCap{
+			MaxSendWR: attr.MaxRequestDTOs, MaxRecvWR: ia.recvDepth(attr),
+			MaxSendSGE: max(attr.MaxRequestIOV, attr.MaxRDMAReadIOV, attr.MaxRDMAWriteIOV),
+			MaxRecvSGE: attr.MaxRecvIOV,
+		},
+		MaxRdAtomic: attr.MaxRDMAReadIn, MaxInitRdAtomic: attr.MaxRDMAReadOut,
+	}
+	if pz != nil {
+		q.PD = pz.pd
+	} else {
+		pd, err := ia.ownPDLocked()
+		if err != nil {
+			return q, err
+		}
+		q.PD = pd
+	}
+	if ep.srq != nil {
+		q.SRQ = ep.srq.backend
+	}
+	var err error
+	if q.SendCQ, err = ia.cqOf(req); err != nil {
+		return q, err
+	}
+	q.RecvCQ, err = ia.cqOf(recv)
+	return q, err
+}
+
+// cqOf is the CQ a QP of ia completes into for evd: the EVD's CQ on ia's
+// device, or for a stream without an EVD the IA's CQ that no one polls (no
+// post is allowed there). ia.mu is held.
+func (ia *IA) cqOf(evd *EVD) (rdma.CQ, error) {
+	if evd != nil {
+		return evd.cqFor(ia.dev)
+	}
+	if ia.noCQ == nil {
+		cq, err := ia.dev.dev.CreateCQ(1, nil, 0)
+		if err != nil {
+			return nil, mapTransportError(err)
+		}
+		ia.noCQ = cq
+	}
+	return ia.noCQ, nil
+}
+
+// ownPDLocked is the protection domain of the IA's provider-created EPs
+// before they get a PZ: no LMR is registered in it, so nothing posted there
+// can reach memory. ia.mu is held.
+func (ia *IA) ownPDLocked() (rdma.PD, error) {
+	if ia.ownPD == nil {
+		pd, err := ia.dev.dev.AllocPD()
+		if err != nil {
+			return nil, mapTransportError(err)
+		}
+		ia.ownPD = pd
+	}
+	return ia.ownPD, nil
 }
 
 // recvDepth is the depth of an EP's own receive queue: max_recv_dtos, or
@@ -252,7 +318,7 @@ func (ep *EP) Query() (EPParams, error) {
 		return EPParams{}, ErrHandle(SubHandleEP)
 	}
 	p := EPParams{State: ep.state, PZ: ep.pz, RecvEVD: ep.recvEVD, ReqEVD: ep.reqEVD, ConnEVD: ep.connEVD,
-		SRQ: ep.srq, Attr: ep.attr, RemoteAddr: ep.remote, RemoteQual: ep.connQual}
+		SRQ: ep.srq, Attr: ep.ia.effective(ep.attr, ep.srq != nil), RemoteAddr: ep.remote, RemoteQual: ep.connQual}
 	p.LocalAddr = netip.AddrPortFrom(ep.ia.attr.Address, 0)
 	switch ep.state {
 	case EPConnected, EPDisconnectPending, EPActiveConnectionPending, EPCompletionPending:
@@ -283,14 +349,17 @@ func (ep *EP) Status() (EPStatus, error) {
 		return EPStatus{}, ErrHandle(SubHandleEP)
 	}
 	st := EPStatus{State: ep.state}
-	if r, ok := ep.qp.(rdma.IdleReporter); ok {
-		st.RecvIdle, st.ReqIdle = r.Idle()
-	} else {
-		// Every request and own receive is outstanding from its post
-		// until the transport hands over its completion.
-		st.RecvIdle = ep.srq != nil || ep.recvSink.posted.idle()
-		st.ReqIdle = ep.reqSink.posted.idle()
+	if ep.ia.dev.attr.Caps&rdma.CapQPOutstanding != 0 {
+		send, recv, err := ep.qp.Outstanding()
+		if err == nil {
+			st.RecvIdle, st.ReqIdle = ep.srq != nil || recv == 0, send == 0
+			return st, nil
+		}
 	}
+	// A request is outstanding from its post until core has seen its
+	// completion, or a later one's (unsignalled requests).
+	st.RecvIdle = ep.srq != nil || ep.rq.idle()
+	st.ReqIdle = ep.sq.idle()
 	return st, nil
 }
 
@@ -343,106 +412,118 @@ func (ep *EP) Modify(attr EPAttr, h EPHandles) error {
 		}
 		pz = h.PZ
 	}
+	// A new EVD may be of another IA, as at dat_ep_create; each is counted
+	// as used as it is checked, and let go again on failure.
+	recv, req, conn := ep.recvEVD, ep.reqEVD, ep.connEVD
+	var held []*EVD
+	release := func() {
+		for _, e := range held {
+			e.use(-1)
+		}
+	}
 	for _, c := range []struct {
 		set  bool
 		evd  *EVD
+		cur  **EVD
 		flag EVDFlags
-	}{{h.SetRecvEVD, h.RecvEVD, EVDDTO}, {h.SetReqEVD, h.ReqEVD, EVDDTO}, {h.SetConnEVD, h.ConnEVD, EVDConnection}} {
-		if c.set && c.evd != nil && (c.evd.ia != ia || c.evd.dead || c.evd.flags&c.flag == 0) {
-			return ErrArg(3)
+	}{{h.SetRecvEVD, h.RecvEVD, &recv, EVDDTO}, {h.SetReqEVD, h.ReqEVD, &req, EVDDTO}, {h.SetConnEVD, h.ConnEVD, &conn, EVDConnection}} {
+		if !c.set {
+			continue
 		}
+		if c.evd != nil && c.evd != *c.cur {
+			if !c.evd.acquire(c.flag) {
+				release()
+				return ErrArg(3)
+			}
+			held = append(held, c.evd)
+		}
+		*c.cur = c.evd
 	}
 	// Recv completion flags change only "before posting of any Recvs".
-	if attr.RecvCompletionFlags != ep.attr.RecvCompletionFlags {
-		if r, ok := ep.qp.(rdma.IdleReporter); ok {
-			if idle, _ := r.Idle(); !idle {
-				return ErrState(SubNone)
-			}
-		}
+	if attr.RecvCompletionFlags != ep.attr.RecvCompletionFlags && !ep.rq.idle() {
+		release()
+		return ErrState(SubNone)
 	}
-	if err := ep.reconfigureLocked(attr, pz); err != nil {
+	if err := ep.reconfigureLocked(attr, pz, req, recv); err != nil {
+		release()
 		return err
 	}
 	rearm := ep.srq != nil && attr.SRQSoftHW != ep.attr.SRQSoftHW
 	ep.notifyControl(ep.attr, -1) // on the old EVDs, before the swap below
 	ep.attr = attr
-	ep.recvSink.solicitedOnly.Store(attr.RecvCompletionFlags&CompletionSolicitedWait != 0)
+	ep.solicitedOnly.Store(attr.RecvCompletionFlags&CompletionSolicitedWait != 0)
 	if rearm {
 		// A new srq_soft_hw is a new setting of the soft watermark.
 		ep.softArm.Store(wmThreshold(attr.SRQSoftHW))
 		ep.checkSoft(ep.held.Load())
 	}
 	if pz != ep.pz {
-		ep.pz.users--
+		if ep.pz != nil {
+			ep.pz.users--
+		}
 		pz.users++
 		ep.pz = pz
 	}
-	ep.swapEVDsLocked(h)
-	ep.notifyControl(attr, 1)
-	return nil
-}
-
-// reconfigureLocked resizes the queue pair and moves it to pz when they
-// change; a transport that cannot only keeps shrinking limits.
-func (ep *EP) reconfigureLocked(attr EPAttr, pz *PZ) error {
-	old := ep.attr
-	sendSGE := max(attr.MaxRequestIOV, attr.MaxRDMAReadIOV, attr.MaxRDMAWriteIOV)
-	if pz == ep.pz && attr.MaxRequestDTOs == old.MaxRequestDTOs && attr.MaxRecvDTOs == old.MaxRecvDTOs &&
-		sendSGE == max(old.MaxRequestIOV, old.MaxRDMAReadIOV, old.MaxRDMAWriteIOV) && attr.MaxRecvIOV == old.MaxRecvIOV {
-		return nil
-	}
-	r, ok := ep.qp.(rdma.Reconfigurer)
-	if !ok {
-		if pz != ep.pz || attr.MaxRecvDTOs > old.MaxRecvDTOs || attr.MaxRequestDTOs > old.MaxRequestDTOs ||
-			attr.MaxRecvIOV > old.MaxRecvIOV || attr.MaxRequestIOV > old.MaxRequestIOV {
-			return ErrArg(3)
-		}
-		return nil
-	}
-	err := r.Reconfigure(pz.id, attr.MaxRequestDTOs, ep.ia.recvDepth(attr), sendSGE, attr.MaxRecvIOV)
-	switch {
-	case err == nil:
-		// No completion is pushed in the states dat_ep_modify allows, so
-		// the queues of outstanding requests can be resized in place.
-		ep.reqSink.posted.resize(attr.MaxRequestDTOs)
-		ep.recvSink.posted.resize(ep.ia.recvDepth(attr))
-		return nil
-	case errors.Is(err, rdma.ErrInvalid):
-		return ErrArg(3) // e.g. fewer receives allowed than are posted
-	}
-	return mapTransportError(err)
-}
-
-// swapEVDsLocked installs the EVDs h selects, moving use counts and the
-// queue pair's progress registration; ia.mu and ep.mu held. No completion
-// is pushed in the states dat_ep_modify allows, so the sinks can change.
-func (ep *EP) swapEVDsLocked(h EPHandles) {
-	before := []*EVD{ep.recvEVD, ep.reqEVD}
-	set := func(on bool, cur **EVD, nu *EVD) {
-		if !on || *cur == nu {
+	swap := func(cur **EVD, nu *EVD) {
+		if *cur == nu {
 			return
 		}
 		if *cur != nil {
 			(*cur).use(-1)
 		}
-		if nu != nil {
-			nu.use(1)
-		}
-		*cur = nu
+		*cur = nu // counted when it was acquired above
 	}
-	set(h.SetRecvEVD, &ep.recvEVD, h.RecvEVD)
-	set(h.SetReqEVD, &ep.reqEVD, h.ReqEVD)
-	set(h.SetConnEVD, &ep.connEVD, h.ConnEVD)
-	ep.recvSink.evd, ep.reqSink.evd = ep.recvEVD, ep.reqEVD
-	for _, e := range before {
-		if e != nil && e != ep.recvEVD && e != ep.reqEVD {
-			e.removeSource(ep.qp)
-		}
+	swap(&ep.recvEVD, recv)
+	swap(&ep.reqEVD, req)
+	swap(&ep.connEVD, conn)
+	if ep.srq != nil {
+		ep.srq.mu.Lock()
+		ep.srq.recvsLocked()
+		ep.srq.mu.Unlock()
 	}
-	for _, e := range []*EVD{ep.recvEVD, ep.reqEVD} {
-		if e != nil {
-			e.addSource(ep.qp)
+	ep.notifyControl(attr, 1)
+	return nil
+}
+
+// reconfigureLocked gives the queue pair the PZ, CQs and queue sizes of the
+// new settings when they change; a transport that cannot reconfigure only
+// keeps settings that shrink nothing the QP has.
+func (ep *EP) reconfigureLocked(attr EPAttr, pz *PZ, req, recv *EVD) error {
+	old := ep.attr
+	sendSGE := max(attr.MaxRequestIOV, attr.MaxRDMAReadIOV, attr.MaxRDMAWriteIOV)
+	if pz == ep.pz && req == ep.reqEVD && recv == ep.recvEVD &&
+		attr.MaxRequestDTOs == old.MaxRequestDTOs && attr.MaxRecvDTOs == old.MaxRecvDTOs &&
+		sendSGE == max(old.MaxRequestIOV, old.MaxRDMAReadIOV, old.MaxRDMAWriteIOV) && attr.MaxRecvIOV == old.MaxRecvIOV {
+		return nil
+	}
+	if ep.ia.dev.attr.Caps&rdma.CapQPReconfigure == 0 {
+		if pz != ep.pz || req != ep.reqEVD || recv != ep.recvEVD ||
+			attr.MaxRecvDTOs > old.MaxRecvDTOs || attr.MaxRequestDTOs > old.MaxRequestDTOs ||
+			attr.MaxRecvIOV > old.MaxRecvIOV || attr.MaxRequestIOV > old.MaxRequestIOV {
+			return ErrArg(3)
 		}
+		return nil
+	}
+	qattr, err := ep.qpAttrLocked(attr, pz, req, recv)
+	if err != nil {
+		return err
+	}
+	ep.sendMu.Lock()
+	defer ep.sendMu.Unlock()
+	ep.recvMu.Lock()
+	defer ep.recvMu.Unlock()
+	switch err := ep.qp.Reconfigure(qattr); {
+	case err == nil:
+		// No completion comes in the states dat_ep_modify allows, so the
+		// queues of outstanding requests can be resized in place.
+		c := ep.qp.Cap()
+		ep.sq.resize(c.MaxSendWR)
+		ep.rq.resize(max(c.MaxRecvWR, 1))
+		return nil
+	case errors.Is(err, rdma.ErrInvalid):
+		return ErrArg(3) // e.g. fewer receives allowed than are posted
+	default:
+		return mapTransportError(err)
 	}
 }
 
@@ -519,22 +600,24 @@ func (ep *EP) destroyLocked() {
 		return
 	}
 	ep.dead = true
-	ep.state = EPDisconnected
+	ep.setStateLocked(EPDisconnected)
 	ep.private = nil
 	ep.notifyControl(ep.attr, -1)
 	ep.mu.Unlock()
-	for _, e := range []*EVD{ep.recvEVD, ep.reqEVD} {
-		if e != nil {
-			e.removeSource(ep.qp)
-		}
-	}
+	// From here no completion of the EP is converted into an event: the
+	// ones still in CQs decode to nothing (epIDs), except SRQ receives,
+	// whose buffers the SRQ accounts for itself.
+	epIDs.remove(ep.id)
+	ep.ia.dev.setQP(ep.qpn, nil)
 	ep.qp.Destroy()
 	for _, e := range []*EVD{ep.recvEVD, ep.reqEVD, ep.connEVD} {
 		if e != nil {
 			e.use(-1)
 		}
 	}
-	ep.pz.users--
+	if ep.pz != nil {
+		ep.pz.users--
+	}
 	if ep.srq != nil {
 		ep.srq.detach(ep)
 	}

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"net/netip"
 	"time"
 
@@ -28,10 +29,10 @@ func (ep *EP) Connect(addr netip.AddrPort, qual uint64, timeout time.Duration, p
 	if ep.connEVD == nil {
 		return ErrHandle(SubHandleEVDConn)
 	}
-	ep.state = EPActiveConnectionPending
+	ep.setStateLocked(EPActiveConnectionPending)
 	ep.remote, ep.connQual = addr, qual
 	if err := ep.qp.Connect(addr, qual, append([]byte(nil), private...), timeout); err != nil {
-		ep.state = EPUnconnected
+		ep.setStateLocked(EPUnconnected)
 		return mapTransportError(err)
 	}
 	return nil
@@ -49,55 +50,50 @@ func (ep *EP) DupConnect(other *EP, timeout time.Duration, private []byte) error
 	return ep.Connect(addr, qual, timeout, private)
 }
 
-// ConnEvent is called by the transport with the EP's connection events.
-func (ep *EP) ConnEvent(_ rdma.QP, ev rdma.ConnEvent) {
+// connEvent turns a connection-manager event of the EP's QP into the EP's
+// state and a DAT connection event on its connect EVD. It runs on the IA's
+// CM goroutine.
+func (ep *EP) connEvent(kind rdma.CMEventType, priv []byte) {
 	ep.mu.Lock()
 	if ep.dead {
 		ep.mu.Unlock()
 		return
 	}
 	out := Event{notify: true}
-	switch ev.Kind {
-	case rdma.ConnEstablished:
+	switch kind {
+	case rdma.CMEstablished:
 		if ep.state == EPConnected {
 			ep.mu.Unlock()
 			return
 		}
 		active := ep.state == EPActiveConnectionPending
-		ep.state = EPConnected
+		ep.setStateLocked(EPConnected)
 		ep.hwBroken = false
 		ep.breaking.Store(false)
 		defer ep.connectedWatermark()
 		out.Number = EventConnEstablished
 		if active {
-			ep.private = append([]byte(nil), ev.PrivateData...)
+			ep.private = append([]byte(nil), priv...)
 			out.PrivateData = ep.private
 		} else if r := ep.qp.RemoteAddr(); r.IsValid() {
 			ep.remote = r
 		}
-	case rdma.ConnRejected:
-		ep.state = EPDisconnected
-		out.Number = EventConnPeerRejected
-	case rdma.ConnNonPeerRejected:
-		ep.state = EPDisconnected
-		out.Number = EventConnNonPeerRejected
-	case rdma.ConnUnreachable:
-		ep.state = EPDisconnected
-		out.Number = EventConnUnreachable
-	case rdma.ConnTimedOut:
-		ep.state = EPDisconnected
-		out.Number = EventConnTimedOut
-	case rdma.ConnAcceptError:
-		ep.state = EPDisconnected
-		out.Number = EventConnAcceptCompletionError
-	case rdma.ConnDisconnected, rdma.ConnBroken:
+	case rdma.CMRejected, rdma.CMRefused, rdma.CMUnreachable, rdma.CMTimedOut, rdma.CMAcceptError:
 		if ep.state == EPDisconnected || ep.state == EPUnconnected {
 			ep.mu.Unlock()
 			return
 		}
-		ep.state = EPDisconnected
+		ep.setStateLocked(EPDisconnected)
+		out.Number = connFailures[kind]
+	case rdma.CMDisconnected, rdma.CMBroken:
+		if ep.state == EPDisconnected || ep.state == EPUnconnected {
+			ep.mu.Unlock()
+			return
+		}
+		// A connect cancelled by dat_ep_disconnect ends as a disconnect.
+		ep.setStateLocked(EPDisconnected)
 		out.Number = EventConnDisconnected
-		if ev.Kind == rdma.ConnBroken || ep.hwBroken {
+		if kind == rdma.CMBroken || ep.hwBroken {
 			out.Number = EventConnBroken
 		}
 		ep.hwBroken = false
@@ -112,6 +108,15 @@ func (ep *EP) ConnEvent(_ rdma.QP, ev rdma.ConnEvent) {
 	if evd != nil {
 		evd.push(&out)
 	}
+}
+
+// connFailures are the DAT events of connections that never came up.
+var connFailures = map[rdma.CMEventType]EventNumber{
+	rdma.CMRejected:    EventConnPeerRejected,
+	rdma.CMRefused:     EventConnNonPeerRejected,
+	rdma.CMUnreachable: EventConnUnreachable,
+	rdma.CMTimedOut:    EventConnTimedOut,
+	rdma.CMAcceptError: EventConnAcceptCompletionError,
 }
 
 // Disconnect tears the connection down (dat_ep_disconnect). Both sides get
@@ -134,18 +139,12 @@ func (ep *EP) Disconnect(graceful bool) error {
 		ep.mu.Unlock()
 		return ErrState(epStateSub(s))
 	}
-	pending := ep.state == EPActiveConnectionPending
 	if ep.state == EPConnected {
-		ep.state = EPDisconnectPending
+		ep.setStateLocked(EPDisconnectPending)
 	}
 	ep.mu.Unlock()
-	if err := ep.qp.Disconnect(graceful); err != nil && err != rdma.ErrState {
+	if err := ep.qp.Disconnect(graceful); err != nil && !errors.Is(err, rdma.ErrState) {
 		return mapTransportError(err)
-	}
-	if pending {
-		// A connect that is cancelled never reaches the peer's accept;
-		// report it as a disconnect so the consumer sees an end.
-		ep.ConnEvent(ep.qp, rdma.ConnEvent{Kind: rdma.ConnDisconnected})
 	}
 	return nil
 }
@@ -167,7 +166,7 @@ func (ep *EP) Reset() error {
 	if err := ep.qp.Reset(); err != nil {
 		return mapTransportError(err)
 	}
-	ep.state = EPUnconnected
+	ep.setStateLocked(EPUnconnected)
 	ep.private = nil
 	ep.remote, ep.connQual = netip.AddrPort{}, 0
 	ep.passive, ep.lisQual = false, 0

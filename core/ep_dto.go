@@ -7,74 +7,109 @@ import (
 	"godat/rdma"
 )
 
-// RemoteSegment is the remote buffer of an RDMA operation (DAT_RMR_TRIPLET).
+// RemoteSegment is the remote buffer of an RDMA operation (an RMR triplet).
 type RemoteSegment struct {
 	RMRContext uint32
-	_          uint32
 	Addr       uint64
 	Length     uint64
 }
 
-// fillSGL converts segments into the EP's reusable SGE buffer; ep.mu held.
-func (ep *EP) fillSGLLocked(segs []Segment, maxIOV int) ([]rdma.SGE, uint64, error) {
-	if len(segs) > maxIOV || len(segs) > len(ep.sge) {
+// reqQueue is one work queue's requests in post order, so that a completion
+// (which names its request by sequence number) finds the consumer's cookie
+// and flags. One poster at a time appends (under the EP's sendMu or
+// recvMu); one converter at a time retires (under the EVD's pollMu).
+type reqQueue struct {
+	slots []reqSlot
+	mask  uint32
+	tail  atomic.Uint32 // sequence number of the next request
+	head  atomic.Uint32 // oldest request whose completion core has not seen
+}
+
+type reqSlot struct {
+	cookie uint64
+	length uint64
+	flags  CompletionFlags
+	op     rdma.WROpcode
+}
+
+// init gives an empty queue room for depth requests.
+func (q *reqQueue) init(depth int) {
+	n := pow2(depth)
+	q.slots, q.mask = make([]reqSlot, n), uint32(n-1)
+}
+
+func pow2(n int) int {
+	p := 1
+	for p < n {
+		p <<= 1
+	}
+	return p
+}
+
+// full reports whether depth requests are outstanding.
+func (q *reqQueue) full(depth int) bool {
+	return q.tail.Load()-q.head.Load() >= uint32(depth)
+}
+
+// idle reports that no request is outstanding.
+func (q *reqQueue) idle() bool { return q.head.Load() == q.tail.Load() }
+
+// outstanding is the number of requests posted and not seen completed.
+func (q *reqQueue) outstanding() int { return int(q.tail.Load() - q.head.Load()) }
+
+// resize gives the queue room for depth requests, keeping the outstanding
+// ones; no completion may come meanwhile (dat_ep_modify's states).
+func (q *reqQueue) resize(depth int) {
+	n := pow2(depth)
+	if n == len(q.slots) {
+		return
+	}
+	h, t := q.head.Load(), q.tail.Load()
+	if t-h > uint32(n) {
+		return // the transport refused a queue this short
+	}
+	slots := make([]reqSlot, n)
+	for i := h; i != t; i++ {
+		slots[i&uint32(n-1)] = q.slots[i&q.mask]
+	}
+	q.slots, q.mask = slots, uint32(n-1)
+}
+
+// fillSGL converts segments into buf, checking their count against maxIOV
+// and their lengths against the transport's 32-bit entries; it returns the
+// entries and the total length.
+func fillSGL(buf []rdma.SGE, segs []Segment, maxIOV int) ([]rdma.SGE, uint64, error) {
+	if len(segs) > maxIOV || len(segs) > len(buf) {
 		return nil, 0, ErrArg(2)
 	}
 	var total uint64
 	for i := range segs {
 		s := &segs[i]
-		ep.sge[i] = rdma.SGE{Addr: s.Addr, Length: s.Length, LKey: s.LMRContext}
+		if s.Length > 1<<32-1 {
+			return nil, 0, ErrLength
+		}
+		buf[i] = rdma.SGE{Addr: s.Addr, Length: uint32(s.Length), LKey: s.LMRContext}
 		total += s.Length
 	}
-	return ep.sge[:len(segs)], total, nil
-}
-
-func (ep *EP) checkPostStateLocked() error {
-	if ep.dead {
-		return ErrHandle(SubHandleEP)
-	}
-	if ep.state != EPConnected && ep.state != EPDisconnected {
-		return ErrState(epStateSub(ep.state))
-	}
-	return nil
-}
-
-// flush completes a request posted on a disconnected EP at once with
-// DAT_DTO_ERR_FLUSHED, as the post pages require. It never went to the
-// transport, so it is not in the sink's queue of outstanding requests.
-func (ep *EP) flush(sink *epSink, cookie uint64, flags CompletionFlags) {
-	sink.complete(cookie, DTOFlushed, 0, false, flags)
-}
-
-// sendFlags are the transport flags of a request. Every request is
-// signalled: suppression is the sink's business (see epSink).
-func sendFlags(f CompletionFlags) rdma.SendFlags {
-	s := rdma.SendSignaled
-	if f&CompletionSolicitedWait != 0 {
-		s |= rdma.SendSolicited
-	}
-	if f&CompletionBarrierFence != 0 {
-		s |= rdma.SendFence
-	}
-	return s
+	return buf[:len(segs)], total, nil
 }
 
 // PostSend posts a send (dat_ep_post_send).
 func (ep *EP) PostSend(segs []Segment, cookie uint64, flags CompletionFlags) error {
-	return ep.postRequest(rdma.OpSend, segs, cookie, nil, flags)
+	return ep.postRequest(rdma.WRSend, segs, cookie, nil, flags)
 }
 
 // PostRDMAWrite posts an RDMA write (dat_ep_post_rdma_write).
 func (ep *EP) PostRDMAWrite(segs []Segment, cookie uint64, remote *RemoteSegment, flags CompletionFlags) error {
-	return ep.postRequest(rdma.OpWrite, segs, cookie, remote, flags)
+	return ep.postRequest(rdma.WRRDMAWrite, segs, cookie, remote, flags)
 }
 
 // PostRDMARead posts an RDMA read (dat_ep_post_rdma_read).
 func (ep *EP) PostRDMARead(segs []Segment, cookie uint64, remote *RemoteSegment, flags CompletionFlags) error {
-	return ep.postRequest(rdma.OpRead, segs, cookie, remote, flags)
+	return ep.postRequest(rdma.WRRDMARead, segs, cookie, remote, flags)
 }
 
-// postError turns a backend post failure into the post pages' codes: a
+// postError turns a transport post failure into the post pages' codes: a
 // full work queue is a resource limit, and local segment faults name the
 // access the operation needed (write for receives and RDMA reads).
 func postError(err error, write bool) error {
@@ -99,96 +134,145 @@ func postError(err error, write bool) error {
 	return mapTransportError(err)
 }
 
-func (ep *EP) postRequest(op rdma.Op, segs []Segment, cookie uint64, remote *RemoteSegment, flags CompletionFlags) error {
+// postStateError is the error of a post on an EP that is neither connected
+// nor disconnected.
+func (ep *EP) postStateError() error {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if ep.dead {
+		return ErrHandle(SubHandleEP)
+	}
+	return ErrState(epStateSub(ep.state))
+}
+
+// sendFlags are the transport flags of a request. A suppressed request is
+// unsignalled in the transport (its success makes no completion, as in
+// verbs), except every so often: the send queue's slots of unsignalled
+// requests are only freed by a later completion, so core signals one when
+// half the queue is unsignalled, and drops its success itself.
+func (ep *EP) sendFlags(f CompletionFlags) (rdma.SendFlags, bool) {
+	var s rdma.SendFlags
+	if f&CompletionSolicitedWait != 0 {
+		s |= rdma.SendSolicited
+	}
+	if f&CompletionBarrierFence != 0 {
+		s |= rdma.SendFence
+	}
+	if f&CompletionSuppress == 0 {
+		ep.unsig = 0
+		return s | rdma.SendSignaled, false
+	}
+	ep.unsig++
+	if ep.unsig >= max(len(ep.sq.slots)/2, 1) {
+		ep.unsig = 0
+		return s | rdma.SendSignaled, true
+	}
+	return s, false
+}
+
+func (ep *EP) postRequest(op rdma.WROpcode, segs []Segment, cookie uint64, remote *RemoteSegment, flags CompletionFlags) error {
 	flagsArg := 6
-	if op == rdma.OpSend {
+	if op == rdma.WRSend {
 		flagsArg = 5
 	}
 	if flags&^completionAll != 0 {
 		return ErrArg(flagsArg)
 	}
-	ep.mu.Lock()
-	if err := ep.checkPostStateLocked(); err != nil {
-		ep.mu.Unlock()
-		return err
+	if ep.live.Load() != liveConn {
+		return ep.postStateError()
 	}
+	// attr, reqEVD and the queue sizes change only in dat_ep_modify's
+	// states, which are not live, so they are read without ep.mu.
+	attr := &ep.attr
 	// The unsignalled flag is only valid on an EP configured for it.
-	if flags&CompletionUnsignalled != 0 && ep.attr.RequestCompletionFlags&CompletionUnsignalled == 0 {
-		ep.mu.Unlock()
+	if flags&CompletionUnsignalled != 0 && attr.RequestCompletionFlags&CompletionUnsignalled == 0 {
 		return ErrArg(flagsArg)
 	}
 	if ep.reqEVD == nil {
-		ep.mu.Unlock()
 		return ErrState(SubStateEPEVDRequest)
 	}
-	maxIOV := ep.attr.MaxRequestIOV
+	// Only the transport's real limits apply here, as in the references:
+	// segments against the EP's IOV depths (an RDMA IOV left 0 is as deep
+	// as the request IOV), lengths against the IA's maxima. The EP's
+	// max_message_size and max_rdma_size are checked against the IA when
+	// set, not enforced per post: programs leave them 0.
+	maxIOV := attr.MaxRequestIOV
+	limit := ep.ia.attr.MaxMessageSize
 	switch op {
-	case rdma.OpWrite:
-		maxIOV = ep.attr.MaxRDMAWriteIOV
-	case rdma.OpRead:
-		maxIOV = ep.attr.MaxRDMAReadIOV
+	case rdma.WRRDMAWrite:
+		maxIOV, limit = orDefault(attr.MaxRDMAWriteIOV, maxIOV), ep.ia.attr.MaxRDMASize
+	case rdma.WRRDMARead:
+		maxIOV, limit = orDefault(attr.MaxRDMAReadIOV, maxIOV), ep.ia.attr.MaxRDMASize
 	}
-	sgl, total, err := ep.fillSGLLocked(segs, maxIOV)
+	ep.sendMu.Lock()
+	defer ep.sendMu.Unlock()
+	sgl, total, err := fillSGL(ep.sge[:], segs, maxIOV)
 	if err != nil {
-		ep.mu.Unlock()
 		return err
 	}
-	limit := ep.attr.MaxMessageSize
-	if op != rdma.OpSend {
-		limit = ep.attr.MaxRDMASize
-	}
 	if total > limit {
-		ep.mu.Unlock()
 		return ErrLength
 	}
 	// A write must fit the remote buffer; a read moves the remote buffer,
 	// which must fit the local one, filling the front segments first.
 	switch {
-	case op == rdma.OpWrite && total > remote.Length,
-		op == rdma.OpRead && remote.Length > total:
-		ep.mu.Unlock()
+	case op == rdma.WRRDMAWrite && total > remote.Length,
+		op == rdma.WRRDMARead && remote.Length > total:
 		return ErrLength
-	case op == rdma.OpRead && remote.Length < total:
+	case op == rdma.WRRDMARead && remote.Length < total:
 		sgl = trimSGL(sgl, remote.Length)
+		total = remote.Length
 	}
-	if ep.state == EPDisconnected {
-		ep.mu.Unlock()
-		ep.flush(&ep.reqSink, cookie, flags)
-		return nil
+	depth := len(ep.sq.slots)
+	if ep.sq.full(depth) {
+		// Slots of unsignalled requests come back only when the request
+		// EVD's CQ is polled: poll it now rather than refuse.
+		ep.reqEVD.pump(1)
+		if ep.sq.full(depth) {
+			return E(KindInsufficientResources, SubResourceTEP)
+		}
 	}
-	// Recorded before the post: its completion may be pushed before
+	tf, forced := ep.sendFlags(flags)
+	seq := ep.sq.tail.Load()
+	slot := &ep.sq.slots[seq&ep.sq.mask]
+	slot.cookie, slot.length, slot.flags, slot.op = cookie, total, flags, op
+	if forced {
+		slot.flags |= completionForced
+	}
+	// Published before the post: the completion may be polled before
 	// PostSend returns.
-	if !ep.reqSink.posted.push(cookie, flags) {
-		ep.mu.Unlock()
-		return E(KindInsufficientResources, SubResourceTEP)
-	}
+	ep.sq.tail.Store(seq + 1)
 	wr := &ep.wr
-	*wr = rdma.SendWR{Op: op, Cookie: cookie, SGL: sgl, Flags: sendFlags(flags)}
+	*wr = rdma.SendWR{WRID: wrid(wrSend, ep.id, seq), Opcode: op, SGL: sgl, Flags: tf}
 	if remote != nil {
 		wr.RemoteAddr, wr.RKey = remote.Addr, remote.RMRContext
 	}
 	err = ep.qp.PostSend(wr)
+	wr.SGL = nil
 	if err != nil {
-		ep.reqSink.posted.unpush()
+		ep.sq.tail.Store(seq)
+		if errors.Is(err, rdma.ErrState) {
+			// The QP is not connected yet or any more, and core has not
+			// heard: report the EP's state.
+			return ep.postStateError()
+		}
+		return postError(err, op == rdma.WRRDMARead)
 	}
-	ep.mu.Unlock()
-	if errors.Is(err, rdma.ErrState) {
-		// The connection ended and its event is on its way: the EP is
-		// disconnected in all but name, and a post there is flushed.
-		ep.flush(&ep.reqSink, cookie, flags)
-		return nil
-	}
-	return postError(err, op == rdma.OpRead)
+	return nil
 }
+
+// completionForced marks a suppressed request core signalled anyway (see
+// sendFlags); it is not a DAT flag.
+const completionForced CompletionFlags = 1 << 31
 
 // trimSGL shortens sgl in place to carry exactly n bytes.
 func trimSGL(sgl []rdma.SGE, n uint64) []rdma.SGE {
 	for i := range sgl {
-		if sgl[i].Length >= n {
-			sgl[i].Length = n
+		if uint64(sgl[i].Length) >= n {
+			sgl[i].Length = uint32(n)
 			return sgl[:i+1]
 		}
-		n -= sgl[i].Length
+		n -= uint64(sgl[i].Length)
 	}
 	return sgl
 }
@@ -200,122 +284,107 @@ func (ep *EP) PostRecv(segs []Segment, cookie uint64, flags CompletionFlags) err
 		return ErrArg(5)
 	}
 	ep.mu.Lock()
-	defer ep.mu.Unlock()
-	if ep.dead {
+	dead, srq, evd := ep.dead, ep.srq, ep.recvEVD
+	recvFlags := ep.attr.RecvCompletionFlags
+	maxIOV := ep.attr.MaxRecvIOV
+	ep.mu.Unlock()
+	switch {
+	case dead:
 		return ErrHandle(SubHandleEP)
-	}
-	if ep.srq != nil {
+	case srq != nil:
 		return ErrState(SubNone)
-	}
-	if ep.recvEVD == nil {
+	case evd == nil:
 		return ErrState(SubStateEPEVDRecv)
-	}
-	if flags&CompletionUnsignalled != 0 && ep.attr.RecvCompletionFlags&CompletionUnsignalled == 0 {
+	case flags&CompletionUnsignalled != 0 && recvFlags&CompletionUnsignalled == 0:
 		return ErrArg(5)
 	}
-	sgl, _, err := ep.fillSGLLocked(segs, ep.attr.MaxRecvIOV)
+	ep.recvMu.Lock()
+	defer ep.recvMu.Unlock()
+	sgl, _, err := fillSGL(ep.rsge[:], segs, maxIOV)
 	if err != nil {
 		return err
 	}
-	// Receives always complete: only the notification flag applies.
-	flags &= CompletionUnsignalled
-	if ep.state == EPDisconnected {
-		// Accepted and flushed at once, as for the request posts; the
-		// flush's completion counts it out again.
-		ep.rqPosted.Add(1)
-		ep.flush(&ep.recvSink, cookie, flags)
-		return nil
-	}
-	if !ep.recvSink.posted.push(cookie, flags) {
+	if ep.rq.full(len(ep.rq.slots)) {
 		return E(KindInsufficientResources, SubResourceTEP)
 	}
-	ep.rwr = rdma.RecvWR{Cookie: cookie, SGL: sgl}
-	// Counted before the post: its completion may be pushed before
-	// PostRecv returns.
-	ep.rqPosted.Add(1)
+	seq := ep.rq.tail.Load()
+	slot := &ep.rq.slots[seq&ep.rq.mask]
+	// Receives always complete: only the notification flag applies.
+	slot.cookie, slot.flags = cookie, flags&CompletionUnsignalled
+	ep.rq.tail.Store(seq + 1)
+	ep.rwr = rdma.RecvWR{WRID: wrid(wrRecv, ep.id, seq), SGL: sgl}
 	err = ep.qp.PostRecv(&ep.rwr)
+	ep.rwr.SGL = nil
 	if err != nil {
-		ep.rqPosted.Add(-1)
-		ep.recvSink.posted.unpush()
+		ep.rq.tail.Store(seq)
 	}
 	return postError(err, true)
 }
 
-// wrQueue is a work queue's outstanding requests in post order: one
-// producer (the poster, under ep.mu) and one consumer (the transport, which
-// pushes a queue's completions one at a time, in post order; see
-// rdma.CompletionSink).
-type wrQueue struct {
-	ents       []wrEnt
-	head, tail atomic.Uint64
-}
-
-type wrEnt struct {
-	cookie uint64
-	flags  CompletionFlags
-}
-
-// newWRQueue tracks a queue of depth requests, the depth the transport's
-// queue was given, so the transport refuses a post before this queue does.
-func newWRQueue(depth int) wrQueue {
-	return wrQueue{ents: make([]wrEnt, pow2(depth))}
-}
-
-func pow2(n int) int {
-	p := 1
-	for p < n {
-		p <<= 1
-	}
-	return p
-}
-
-// resize gives the queue room for depth requests, keeping the outstanding
-// ones; no completion may be pushed meanwhile (the caller holds ep.mu in a
-// state without traffic).
-func (q *wrQueue) resize(depth int) {
-	n := pow2(depth)
-	if n == len(q.ents) {
-		return
-	}
-	h, t := q.head.Load(), q.tail.Load()
-	if t-h > uint64(n) {
-		return // the transport refused a queue this short
-	}
-	ents := make([]wrEnt, n)
-	for i := h; i < t; i++ {
-		ents[i-h] = q.ents[i&uint64(len(q.ents)-1)]
-	}
-	q.ents = ents
-	q.head.Store(0)
-	q.tail.Store(t - h)
-}
-
-// push records a request about to be posted; false when the queue is full.
-func (q *wrQueue) push(cookie uint64, flags CompletionFlags) bool {
-	t := q.tail.Load()
-	if t-q.head.Load() >= uint64(len(q.ents)) {
+// sendDone converts a send-queue completion of request seq into out; it
+// reports whether it makes an event. Every earlier request without its own
+// completion was unsignalled and has completed successfully (verbs
+// semantics: a send queue completes in order). Runs under the request
+// EVD's pollMu.
+func (ep *EP) sendDone(seq uint32, wc *rdma.WC, out *Event) bool {
+	q := &ep.sq
+	h := q.head.Load()
+	if seq-h >= q.tail.Load()-h {
+		// Not an outstanding request: a transport that broke the rules.
+		Logf(LevelWarn, "EP %#x: completion of request %d, none outstanding there", ep.Handle(), seq)
 		return false
 	}
-	q.ents[t&uint64(len(q.ents)-1)] = wrEnt{cookie, flags}
-	q.tail.Store(t + 1)
+	s := q.slots[seq&q.mask]
+	q.head.Store(seq + 1)
+	status := dtoStatus(wc.Status)
+	if status == DTOSuccess && s.flags&CompletionSuppress != 0 {
+		return false
+	}
+	length := s.length
+	if status != DTOSuccess {
+		length = 0
+	}
+	*out = Event{Number: EventDTOCompletion, EP: ep, Cookie: s.cookie, Length: length, Status: status,
+		notify: s.flags&CompletionUnsignalled == 0}
 	return true
 }
 
-// unpush forgets the last request pushed: the transport refused it, so no
-// completion will come for it.
-func (q *wrQueue) unpush() { q.tail.Add(^uint64(0)) }
-
-// pop takes the oldest request; ok is false when there was none or it does
-// not carry cookie (a transport that broke the ordering rule).
-func (q *wrQueue) pop(cookie uint64) (CompletionFlags, bool) {
+// recvDone converts a completion of the EP's own receive seq into out.
+func (ep *EP) recvDone(seq uint32, wc *rdma.WC, out *Event) bool {
+	q := &ep.rq
 	h := q.head.Load()
-	if h == q.tail.Load() {
-		return 0, false
+	if seq-h >= q.tail.Load()-h {
+		Logf(LevelWarn, "EP %#x: completion of receive %d, none outstanding there", ep.Handle(), seq)
+		return false
 	}
-	e := q.ents[h&uint64(len(q.ents)-1)]
-	q.head.Store(h + 1)
-	return e.flags, e.cookie == cookie
+	s := q.slots[seq&q.mask]
+	q.head.Store(seq + 1)
+	ep.recvEvent(s.cookie, s.flags, wc, nil, out)
+	return true
 }
 
-// idle reports that no request is outstanding.
-func (q *wrQueue) idle() bool { return q.head.Load() == q.tail.Load() }
+// recvEvent fills out with the event of a receive completion of the EP and
+// keeps the receive accounting: a buffer that took a message is held at
+// the EP until the consumer reaps its completion.
+func (ep *EP) recvEvent(cookie uint64, flags CompletionFlags, wc *rdma.WC, srq *SRQ, out *Event) {
+	status := dtoStatus(wc.Status)
+	length := uint64(wc.ByteLen)
+	if status != DTOSuccess {
+		length = 0
+	}
+	*out = Event{Number: EventDTOCompletion, EP: ep, Cookie: cookie, Length: length, Status: status,
+		notify: true, srq: srq}
+	switch {
+	case flags&CompletionUnsignalled != 0:
+		out.notify = false
+	case status == DTOSuccess && ep.solicitedOnly.Load() && wc.Flags&rdma.WCSolicited == 0 &&
+		ep.ia.dev.attr.Caps&rdma.CapSolicitedFlag != 0:
+		// Without the flag from the transport every receive notifies:
+		// better a waiter woken early than one never woken.
+		out.notify = false
+	}
+	if status != DTOFlushed {
+		out.held = true
+		ep.tookBuffer(ep.held.Add(1))
+	}
+}

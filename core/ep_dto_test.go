@@ -18,6 +18,16 @@ func dequeueDTO(t *testing.T, e *EVD) Event {
 	return ev
 }
 
+// waitEvent waits (bounded) for the next event: connection events come
+// from the IA's CM goroutine, so they may not be queued yet.
+func waitEvent(t *testing.T, e *EVD) Event {
+	t.Helper()
+	var ev Event
+	_, err := e.Wait(waitFor, 1, &ev)
+	require.NoError(t, err)
+	return ev
+}
+
 func requireEmpty(t *testing.T, e *EVD) {
 	t.Helper()
 	var ev Event
@@ -25,7 +35,9 @@ func requireEmpty(t *testing.T, e *EVD) {
 }
 
 // A suppressed request makes no event when it succeeds and an event when
-// it fails; the transport is asked to signal every request either way.
+// it fails. It goes to the transport unsignalled (the verbs fast path: no
+// completion on success), and core still matches later completions to
+// their requests.
 func TestSuppressedCompletion(t *testing.T) {
 	f := newFixture(t, nil)
 	defer f.close(t)
@@ -33,8 +45,8 @@ func TestSuppressedCompletion(t *testing.T) {
 
 	require.NoError(t, f.ep.PostRDMAWrite(seg1, 7, &RemoteSegment{RMRContext: 9, Addr: 1, Length: 64}, CompletionSuppress))
 	require.NoError(t, f.ep.PostSend(seg1, 8, 0))
-	require.True(t, f.qp.completeSend(t, rdma.StatusSuccess, 64), "suppressed requests must still be signalled to the transport")
-	require.True(t, f.qp.completeSend(t, rdma.StatusSuccess, 64))
+	require.False(t, f.qp.completeSend(t, rdma.WCSuccess), "a suppressed request goes unsignalled to the transport")
+	require.True(t, f.qp.completeSend(t, rdma.WCSuccess))
 	ev := dequeueDTO(t, f.evd)
 	assert.Equal(t, uint64(8), ev.Cookie, "the suppressed write must not complete visibly")
 	assert.Equal(t, uint64(64), ev.Length)
@@ -42,10 +54,41 @@ func TestSuppressedCompletion(t *testing.T) {
 	requireEmpty(t, f.evd)
 
 	require.NoError(t, f.ep.PostSend(seg1, 9, CompletionSuppress))
-	f.qp.completeSend(t, rdma.StatusRemoteAccess, 0)
+	f.qp.completeSend(t, rdma.WCRemAccessErr)
 	ev = dequeueDTO(t, f.evd)
 	assert.Equal(t, uint64(9), ev.Cookie)
 	assert.Equal(t, DTORemoteAccess, ev.Status, "a failure completes even when suppressed")
+	st, err := f.ep.Status()
+	require.NoError(t, err)
+	assert.True(t, st.ReqIdle)
+}
+
+// A run of suppressed requests cannot fill the send queue with requests
+// whose completion never comes: core signals one now and then, drops its
+// success itself, and polls the request EVD's CQ when the queue looks full.
+func TestSuppressedRunSignalledNowAndThen(t *testing.T) {
+	f := newFixture(t, nil)
+	defer f.close(t)
+	f.connect(t)
+	depth := len(f.ep.sq.slots)
+	signalled := 0
+	for i := 0; i < 4*depth; i++ {
+		require.NoError(t, f.ep.PostSend(seg1, uint64(i), CompletionSuppress), "post %d", i)
+		f.qp.mu.Lock()
+		last := f.qp.sends[len(f.qp.sends)-1].Flags
+		f.qp.mu.Unlock()
+		if last&rdma.SendSignaled != 0 {
+			signalled++
+		}
+		if f.qp.completeSend(t, rdma.WCSuccess) {
+			// The transport's completion of a request core signalled for
+			// itself is polled when the send queue looks full, not
+			// delivered.
+		}
+	}
+	assert.Greater(t, signalled, 0, "core must signal some suppressed requests")
+	assert.Less(t, signalled, 4*depth/2, "but not most of them")
+	requireEmpty(t, f.evd)
 }
 
 // Per-post DAT_COMPLETION_UNSIGNALLED_FLAG needs an EP configured for it;
@@ -67,19 +110,19 @@ func TestUnsignalledCompletion(t *testing.T) {
 	defer f.close(t)
 	f.connect(t)
 	require.NoError(t, f.ep.PostSend(seg1, 1, CompletionUnsignalled))
-	f.qp.completeSend(t, rdma.StatusSuccess, 64)
+	f.qp.completeSend(t, rdma.WCSuccess)
 	var ev Event
 	n, err := f.evd.Wait(10*time.Millisecond, 1, &ev)
 	assert.ErrorIs(t, err, ErrTimeout, "an unsignalled completion must not wake the waiter")
 	assert.Equal(t, 1, n, "but it is queued")
 
 	require.NoError(t, f.ep.PostRecv(seg1, 2, CompletionUnsignalled))
-	f.qp.completeRecv(t, rdma.StatusSuccess, 10, false)
+	f.qp.completeRecv(t, rdma.WCSuccess, 10, false)
 	_, err = f.evd.Wait(0, 1, &ev)
 	assert.ErrorIs(t, err, ErrTimeout)
 
 	require.NoError(t, f.ep.PostSend(seg1, 3, 0))
-	f.qp.completeSend(t, rdma.StatusSuccess, 64)
+	f.qp.completeSend(t, rdma.WCSuccess)
 	n, err = f.evd.Wait(time.Second, 1, &ev)
 	require.NoError(t, err)
 	assert.Equal(t, uint64(1), ev.Cookie, "the notification wakes the waiter, who takes the first event")
@@ -103,17 +146,17 @@ func TestSolicitedWait(t *testing.T) {
 	for i := uint64(1); i <= 3; i++ {
 		require.NoError(t, f.ep.PostRecv(seg1, i, 0))
 	}
-	f.qp.completeRecv(t, rdma.StatusSuccess, 5, false)
+	f.qp.completeRecv(t, rdma.WCSuccess, 5, false)
 	var ev Event
 	_, err := f.evd.Wait(0, 1, &ev)
 	assert.ErrorIs(t, err, ErrTimeout, "an unsolicited message must not wake a solicited waiter")
-	f.qp.completeRecv(t, rdma.StatusSuccess, 5, true)
+	f.qp.completeRecv(t, rdma.WCSuccess, 5, true)
 	n, err := f.evd.Wait(time.Second, 1, &ev)
 	require.NoError(t, err)
 	assert.Equal(t, uint64(1), ev.Cookie)
 	assert.Equal(t, 1, n)
 	require.NoError(t, f.evd.Dequeue(&ev))
-	f.qp.completeRecv(t, rdma.StatusLocalLength, 0, false)
+	f.qp.completeRecv(t, rdma.WCLocLenErr, 0, false)
 	_, err = f.evd.Wait(time.Second, 1, &ev)
 	require.NoError(t, err, "a failed receive notifies")
 	assert.Equal(t, DTOLocalLength, ev.Status)
@@ -121,7 +164,7 @@ func TestSolicitedWait(t *testing.T) {
 	// The send side asks the transport for a solicited send.
 	require.NoError(t, f.ep.PostSend(seg1, 4, CompletionSolicitedWait|CompletionBarrierFence))
 	require.Len(t, f.qp.sends, 1)
-	assert.Equal(t, rdma.SendSignaled|rdma.SendSolicited|rdma.SendFence, f.qp.sends[0].flags)
+	assert.Equal(t, rdma.SendSignaled|rdma.SendSolicited|rdma.SendFence, f.qp.sends[0].Flags)
 }
 
 // dat_ep_get_status reports outstanding receives and requests honestly.
@@ -141,16 +184,16 @@ func TestStatusIdle(t *testing.T) {
 	require.NoError(t, f.ep.PostSend(seg1, 2, CompletionSuppress))
 	st, _ = f.ep.Status()
 	assert.Equal(t, EPStatus{State: EPConnected, RecvIdle: false, ReqIdle: false}, st)
-	f.qp.completeSend(t, rdma.StatusSuccess, 64)
+	f.qp.completeSend(t, rdma.WCSuccess)
 	st, _ = f.ep.Status()
 	assert.True(t, st.ReqIdle, "a suppressed request is done once the transport completed it")
-	f.qp.completeRecv(t, rdma.StatusSuccess, 64, false)
+	f.qp.completeRecv(t, rdma.WCSuccess, 64, false)
 	st, _ = f.ep.Status()
 	assert.True(t, st.RecvIdle)
 }
 
 // Posts on a disconnected EP are flushed at once; so are posts that race
-// with the end of the connection (the transport already refuses them).
+// with the end of the connection (the transport flushes them).
 func TestPostsFlushedWhenDisconnected(t *testing.T) {
 	f := newFixture(t, nil)
 	defer f.close(t)
@@ -159,7 +202,7 @@ func TestPostsFlushedWhenDisconnected(t *testing.T) {
 	require.NoError(t, f.ep.PostSend(seg1, 2, 0))
 
 	// The connection ended in the transport; its event is not delivered yet.
-	f.qp.end(rdma.ConnBroken, false)
+	f.qp.endScript(rdma.CMBroken, false)
 	assert.Equal(t, uint64(2), dequeueDTO(t, f.evd).Cookie)
 	assert.Equal(t, uint64(1), dequeueDTO(t, f.evd).Cookie)
 	require.NoError(t, f.ep.PostSend(seg1, 3, 0))
@@ -169,9 +212,8 @@ func TestPostsFlushedWhenDisconnected(t *testing.T) {
 	st, _ := f.ep.Status()
 	assert.True(t, st.ReqIdle)
 
-	f.ep.ConnEvent(f.qp, rdma.ConnEvent{Kind: rdma.ConnBroken})
-	var cev Event
-	require.NoError(t, f.evd.Dequeue(&cev))
+	f.qp.event(rdma.CMBroken, nil)
+	cev := waitEvent(t, f.evd)
 	assert.Equal(t, EventConnBroken, cev.Number)
 	assert.Same(t, f.ep, cev.EP)
 
@@ -198,9 +240,8 @@ func TestPassiveLocalQualifier(t *testing.T) {
 	const q = 0xAFFAB1E00000001
 	_, _, err = f.ia.CreatePSP(q, false, cr, PSPConsumer)
 	require.NoError(t, err)
-	req := f.dev.request(t, q, []byte("pd"))
-	var ev Event
-	require.NoError(t, cr.Dequeue(&ev))
+	req := f.fab.request(t, q, []byte("pd"))
+	ev := waitEvent(t, cr)
 	require.Equal(t, EventConnectionRequest, ev.Number)
 	p, err := ev.CR.Query()
 	require.NoError(t, err)
@@ -208,8 +249,40 @@ func TestPassiveLocalQualifier(t *testing.T) {
 	require.NoError(t, ev.CR.Accept(f.ep, nil))
 	require.Same(t, f.qp, req.accepted)
 	f.qp.establish(nil)
+	require.Equal(t, EventConnEstablished, waitEvent(t, f.evd).Number)
 	ep, err := f.ep.Query()
 	require.NoError(t, err)
 	assert.Equal(t, EPConnected, ep.State)
 	assert.Equal(t, uint64(q), ep.LocalQual)
+}
+
+// An EP whose attributes leave the sizes and RDMA IOVs 0 posts up to the
+// IA's maxima and its request IOV depth, and dat_ep_query reports those
+// effective values (issue 13).
+func TestZeroedEPAttributes(t *testing.T) {
+	attr := EPAttr{MaxRecvDTOs: 8, MaxRequestDTOs: 8, MaxRecvIOV: 2, MaxRequestIOV: 2}
+	f := newFixture(t, &attr)
+	defer f.close(t)
+	f.connect(t)
+	lim := f.ia.Attr()
+	two := []Segment{seg1[0], seg1[0]}
+	three := []Segment{seg1[0], seg1[0], seg1[0]}
+	require.NoError(t, f.ep.PostSend(seg1, 1, 0), "max_message_size 0 is no limit")
+	require.NoError(t, f.ep.PostRDMAWrite(two, 2, &RemoteSegment{Length: 128}, 0), "max_rdma_write_iov 0 is the request IOV")
+	require.NoError(t, f.ep.PostRDMARead(two, 3, &RemoteSegment{Length: 128}, 0))
+	assert.Equal(t, ErrArg(2), f.ep.PostRDMAWrite(three, 4, &RemoteSegment{Length: 192}, 0))
+	assert.Equal(t, ErrArg(2), f.ep.PostSend(three, 5, 0))
+	huge := []Segment{{LMRContext: 1, Addr: 4096, Length: lim.MaxMessageSize + 1}}
+	assert.Equal(t, ErrLength, f.ep.PostSend(huge, 6, 0), "the IA's maximum still holds")
+
+	p, err := f.ep.Query()
+	require.NoError(t, err)
+	assert.Equal(t, lim.MaxMessageSize, p.Attr.MaxMessageSize)
+	assert.Equal(t, lim.MaxRDMASize, p.Attr.MaxRDMASize)
+	assert.Equal(t, 2, p.Attr.MaxRDMAReadIOV)
+	assert.Equal(t, 2, p.Attr.MaxRDMAWriteIOV)
+	assert.Zero(t, p.Attr.MaxRDMAReadIn, "0: no interest in RDMA reads, as set")
+	assert.Zero(t, p.Attr.MaxRDMAReadOut)
+	assert.Equal(t, 8, p.Attr.MaxRecvDTOs)
+	assert.Equal(t, uint64(0), f.ep.Attr().MaxMessageSize, "the attributes as set keep their zeros")
 }

@@ -7,8 +7,8 @@ package core
 // receive sink and falls in the EVD's dequeue (Event.reaped).
 
 // tookBuffer checks the watermarks after the EP took a buffer and now holds
-// n. It runs in a sink, under the QP's lock: the hard watermark's disconnect
-// is left to a goroutine.
+// n. It runs while a completion is converted, under an EVD's pollMu: the
+// hard watermark's disconnect is left to a goroutine.
 func (ep *EP) tookBuffer(n int32) {
 	ep.checkSoft(n)
 	if n > ep.hardWM.Load() && ep.breaking.CompareAndSwap(false, true) {
@@ -78,25 +78,27 @@ func (ep *EP) connectedWatermark() {
 }
 
 // RecvQuery reports the receive buffers allocated to the EP and not yet
-// completed, and their span (dat_ep_recv_query), after progressing the EP
-// so arrivals are counted. A buffer of the EP's own queue is allocated when
-// posted, and the transport places messages in order, so the span equals
-// the count. A buffer of an SRQ is allocated when the EP takes it, and the
-// software provider places the message and generates its completion in
-// that same step: an EP using an SRQ never has an allocated, uncompleted
-// buffer to report, so both counts are 0.
+// completed, and their span (dat_ep_recv_query), after polling the EP's
+// receive CQ so arrivals are counted. A buffer of the EP's own queue is
+// allocated when posted, and the transport places messages in order, so
+// the span equals the count. A buffer of an SRQ is allocated when the EP
+// takes it, and the transport places the message and completes it in that
+// same step: an EP using an SRQ never has an allocated, uncompleted buffer
+// to report, so both counts are 0.
 func (ep *EP) RecvQuery() (nbufs, span int, err error) {
 	ep.mu.Lock()
-	dead := ep.dead
+	dead, evd := ep.dead, ep.recvEVD
 	ep.mu.Unlock()
 	if dead {
 		return 0, 0, ErrHandle(SubHandleEP)
 	}
-	ep.qp.Progress()
+	if evd != nil {
+		evd.pump(-1)
+	}
 	if ep.srq != nil {
 		return 0, 0, nil
 	}
-	n := max(int(ep.rqPosted.Load()), 0)
+	n := ep.rq.outstanding()
 	return n, n, nil
 }
 

@@ -3,37 +3,45 @@ package core
 import (
 	"sync"
 	"sync/atomic"
-	"time"
+
+	"godat/rdma"
 )
 
-// EVDFlags select the event streams an EVD accepts. The values are the DAT
-// flag bits, which both DAT ABIs share.
+// EVDFlags select the event streams an EVD accepts.
 type EVDFlags uint32
 
-// EVD stream flags.
+// EVD stream flags (core's own bits; the export layer converts).
 const (
-	EVDSoftware   EVDFlags = 0x01
-	EVDCR         EVDFlags = 0x10
-	EVDDTO        EVDFlags = 0x20
-	EVDConnection EVDFlags = 0x40
-	EVDRMRBind    EVDFlags = 0x80
-	EVDAsync      EVDFlags = 0x100
-	EVDDefault    EVDFlags = 0x1f0
-	evdAllFlags            = EVDSoftware | EVDDefault
+	EVDSoftware EVDFlags = 1 << iota
+	EVDCR
+	EVDDTO
+	EVDConnection
+	EVDRMRBind
+	EVDAsync
+	EVDDefault  = EVDCR | EVDDTO | EVDConnection | EVDRMRBind | EVDAsync
+	evdAllFlags = EVDSoftware | EVDDefault
 )
 
-// progressor is a transport object whose arrivals turn into events on an EVD
-// when core calls Progress (a queue pair).
-type progressor interface{ Progress() int }
-
 // EVD is an event dispatcher: a queue of events with waiters.
+//
+// Events come two ways. Connection, request-arrival, asynchronous, software
+// and bind events are pushed into the EVD's ring. DTO completions stay in
+// the EVD's CQ, which every EP feeding the EVD completes into, until a
+// dequeue or a wait polls them (pump): then they become events, in the
+// CQ's order. So an empty dequeue costs the same whatever the number of EPs
+// on the EVD.
 type EVD struct {
 	Object
 	ia    *IA
 	flags EVDFlags
+	id    uint32  // names the EVD to the transport (its CQ's context)
+	cq    rdma.CQ // DTO EVDs: the CQ their EPs' QPs complete into
+	// more are the EVD's CQs on other devices, for EPs of IAs on another
+	// device (cqFor); copied on write, polled after cq. Rarely any.
+	more atomic.Pointer[[]foreignCQ]
 
 	mu       sync.Mutex
-	ring     []Event // circular; grows past qlen for completions
+	ring     []Event // circular; grows past qlen rather than drop an event
 	head     int
 	count    int
 	notifies int // queued events with notify set
@@ -49,15 +57,25 @@ type EVD struct {
 	notifyCtl int
 	dead      bool
 
-	// Read without e.mu on the dequeue fast path: sources is replaced
-	// (copy on write) under e.mu; queued is set when count becomes 1 and
-	// cleared by a dequeue that finds count 0; blocked is dead || waiting.
-	// queued and blocked are stored under e.mu.
-	sources  atomic.Pointer[[]progressor]
-	queued   atomic.Int32 // 0: empty; 1: maybe not (see popLocked)
-	blocked  atomic.Bool
-	sleepers atomic.Int32
+	// Read without e.mu on the dequeue fast path: queued is set when count
+	// becomes 1 and cleared by a dequeue that finds count 0; blocked is
+	// dead || waiting. Both are stored under e.mu.
+	queued  atomic.Int32 // 0: empty; 1: maybe not (see popLocked)
+	blocked atomic.Bool
+	// hasCNO is cno != nil, for the dequeue fast path: an EVD feeding a CNO
+	// sends every completion through the ring, where the CNO's agent is
+	// triggered. Stored under e.mu.
+	hasCNO atomic.Bool
+
+	// pollMu serialises polls of the CQ, so that completions enter the
+	// ring in the CQ's order; it guards wcs, the poll buffer, and evs.
+	pollMu sync.Mutex
+	wcs    [evdPollBatch]rdma.WC
+	evs    [evdPollBatch]Event
 }
+
+// evdPollBatch is how many completions one poll takes from the CQ.
+const evdPollBatch = 16
 
 // The ring starts at most this big and doubles when a push finds it full,
 // so that an EVD of the largest queue length costs memory only when used.
@@ -66,11 +84,61 @@ const (
 	evdInitRing = 1024
 )
 
-func newEVD(ia *IA, qlen int, flags EVDFlags, cno *CNO) *EVD {
-	n := min(max(qlen, evdMinRing), evdInitRing)
-	e := &EVD{ia: ia, flags: flags, ring: make([]Event, n), qlen: qlen, enabled: true, waitable: true, cno: cno}
-	e.kind = TypeEVD
-	return e
+// foreignCQ is an EVD's CQ on a device other than its IA's.
+type foreignCQ struct {
+	dev *device
+	cq  rdma.CQ
+}
+
+// acquire counts one more user of e if it is alive and accepts flag; it
+// fails when e is freed (or its IA closing) or of the wrong kind. Checking
+// and counting in one step under e.mu keeps the EVD alive for its new user
+// without its IA's lock.
+func (e *EVD) acquire(flag EVDFlags) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.dead || e.ia.closed.Load() || e.flags&flag == 0 {
+		return false
+	}
+	e.users++
+	return true
+}
+
+// cqFor is the EVD's CQ for QPs of device d: its own when d is its IA's
+// device (IAs of one dat.conf entry share it), else one made on d whose
+// notifications go to the EVD's own IA's channel, where its waiters sleep.
+// A backend that cannot notify another device's channel refuses: then an
+// EP of that device cannot use the EVD.
+func (e *EVD) cqFor(d *device) (rdma.CQ, error) {
+	if d == e.ia.dev {
+		return e.cq, nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var cur []foreignCQ
+	if p := e.more.Load(); p != nil {
+		cur = *p
+	}
+	for _, f := range cur {
+		if f.dev == d {
+			return f.cq, nil
+		}
+	}
+	cq, err := d.dev.CreateCQ(e.qlen, e.ia.comp, uint64(e.id))
+	if err != nil {
+		return nil, ErrHandle(SubNone)
+	}
+	nu := append(cur[:len(cur):len(cur)], foreignCQ{dev: d, cq: cq})
+	e.more.Store(&nu)
+	return cq, nil
+}
+
+// backlog is the backlog of a service point that delivers its requests to
+// the EVD: its queue length (dat_psp_create(3DAT)).
+func (e *EVD) backlog() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.qlen
 }
 
 // IA is the interface adapter the EVD belongs to.
@@ -106,15 +174,37 @@ func (e *EVD) usableAsAsync() bool {
 	return !e.dead && e.flags&EVDAsync != 0
 }
 
-// push queues ev. Completions are never dropped: the ring grows past qlen
-// and the first excursion over qlen is reported as an overflow on the async
-// EVD. Caller must not hold e.mu.
+// push queues a pushed (non-DTO) event and wakes waiters. Such events are
+// never dropped: the ring grows past qlen and the first excursion over qlen
+// is reported as an overflow on the async EVD. Caller must not hold e.mu.
 func (e *EVD) push(ev *Event) {
 	e.mu.Lock()
 	if e.dead {
 		e.mu.Unlock()
 		return
 	}
+	trigger := e.insertLocked(ev)
+	overflowed := false
+	if e.count > e.qlen && !e.overflow && e.flags&EVDAsync == 0 {
+		e.overflow = true
+		overflowed = true
+	}
+	cno := e.cno
+	e.mu.Unlock()
+
+	if trigger {
+		cno.trigger(e)
+	}
+	e.ia.wake()
+	if overflowed {
+		e.ia.asyncError(EventAsyncEVDOverflow, e, ReasonEVDOverflow)
+	}
+}
+
+// insertLocked appends ev to the ring; it reports whether the event
+// triggers the EVD's CNO (a notification on an enabled EVD nobody waits on
+// directly: dat_evd_wait(3DAT) preempts the CNO).
+func (e *EVD) insertLocked(ev *Event) (trigger bool) {
 	if e.count == len(e.ring) {
 		e.grow(2 * len(e.ring))
 	}
@@ -131,24 +221,7 @@ func (e *EVD) push(ev *Event) {
 	if ev.notify {
 		e.notifies++
 	}
-	overflowed := false
-	if e.count > e.qlen && !e.overflow && e.flags&EVDAsync == 0 {
-		e.overflow = true
-		overflowed = true
-	}
-	cno := e.cno
-	trigger := cno != nil && ev.notify && e.enabled && !e.waiting
-	e.mu.Unlock()
-
-	if trigger {
-		cno.trigger(e)
-	}
-	if e.sleepers.Load() > 0 {
-		e.ia.doorbell.Ring()
-	}
-	if overflowed {
-		e.ia.asyncError(EventAsyncEVDOverflow, e, ReasonEVDOverflow)
-	}
+	return e.cno != nil && ev.notify && e.enabled && !e.waiting
 }
 
 func (e *EVD) grow(n int) {
@@ -173,73 +246,25 @@ func (e *EVD) popLocked(out *Event) {
 	if out.notify {
 		e.notifies--
 	}
-	if out.srq != nil || out.held {
-		out.reaped()
-	}
+	out.reaped()
 	if e.count <= e.qlen {
 		e.overflow = false
 	}
 }
 
-// progress lets every transport object feeding this EVD turn arrivals into
-// events. It runs without e.mu held because backends push into the EVD.
-func (e *EVD) progress() int {
-	src := e.sources.Load()
-	if src == nil {
-		return 0
-	}
-	n := 0
-	for _, s := range *src {
-		n += s.Progress()
-	}
-	return n
-}
-
-func (e *EVD) addSource(p progressor) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var old []progressor
-	if p := e.sources.Load(); p != nil {
-		old = *p
-	}
-	for _, s := range old {
-		if s == p {
-			return
-		}
-	}
-	// Copy on write: progress iterates a snapshot without the lock.
-	src := make([]progressor, len(old), len(old)+1)
-	copy(src, old)
-	src = append(src, p)
-	e.sources.Store(&src)
-}
-
-func (e *EVD) removeSource(p progressor) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var old []progressor
-	if p := e.sources.Load(); p != nil {
-		old = *p
-	}
-	src := make([]progressor, 0, len(old))
-	for _, s := range old {
-		if s != p {
-			src = append(src, s)
-		}
-	}
-	e.sources.Store(&src)
-}
-
 // Dequeue removes the first event (dat_evd_dequeue). A consumer polling an
-// empty EVD takes no lock of the EVD: only the transport's progress runs.
+// empty EVD takes no lock of the EVD's queue: one poll of the CQ.
 func (e *EVD) Dequeue(out *Event) error {
 	if e.queued.Load() != 0 || e.blocked.Load() {
 		if err := e.tryDequeue(out); err != ErrQueueEmpty {
 			return err
 		}
 	}
-	if e.progress() == 0 {
+	if e.cq == nil {
 		return ErrQueueEmpty
+	}
+	if e.pumpDequeue(out) {
+		return nil
 	}
 	return e.tryDequeue(out)
 }
@@ -260,101 +285,6 @@ func (e *EVD) tryDequeue(out *Event) error {
 	}
 	e.mu.Unlock()
 	return err
-}
-
-// Wait removes the first event once threshold events are queued, or fails
-// with DAT_TIMEOUT_EXPIRED after timeout (negative: no bound), or with
-// DAT_INTERRUPTED_CALL when a signal handler runs on the sleeping thread.
-// It returns the number of events left on the queue in all three cases
-// (dat_evd_wait).
-func (e *EVD) Wait(timeout time.Duration, threshold int, out *Event) (int, error) {
-	e.mu.Lock()
-	switch {
-	case e.dead:
-		e.mu.Unlock()
-		return 0, ErrHandle(SubNone)
-	case threshold <= 0 || threshold > e.qlen:
-		e.mu.Unlock()
-		return 0, ErrArg(3)
-	case !e.waitable:
-		e.mu.Unlock()
-		return 0, ErrState(SubStateEVDUnwaitable)
-	case e.waiting:
-		e.mu.Unlock()
-		return 0, ErrState(SubStateEVDWaiter)
-	case threshold > 1 && e.notifyCtl > 0:
-		e.mu.Unlock()
-		return 0, ErrState(SubStateEVDConfigNotify)
-	}
-	e.waiting = true
-	e.blocked.Store(true)
-	e.mu.Unlock()
-
-	n, err := e.waitLoop(timeout, threshold, out)
-
-	e.mu.Lock()
-	e.waiting = false
-	e.blocked.Store(e.dead)
-	e.mu.Unlock()
-	return n, err
-}
-
-func (e *EVD) ready(threshold int) bool {
-	if threshold == 1 {
-		// Only notification events wake a waiter (solicited wait and
-		// unsignalled completions stay queued until one arrives).
-		return e.notifies > 0
-	}
-	return e.count >= threshold
-}
-
-func (e *EVD) waitLoop(timeout time.Duration, threshold int, out *Event) (int, error) {
-	db := e.ia.doorbell
-	var deadline time.Time
-	if timeout > 0 {
-		deadline = time.Now().Add(timeout)
-	}
-	e.sleepers.Add(1)
-	defer e.sleepers.Add(-1)
-	for {
-		seq := db.Seq()
-		e.progress()
-		e.mu.Lock()
-		switch {
-		case e.dead:
-			e.mu.Unlock()
-			return 0, E(KindAbort, SubNone)
-		case !e.waitable:
-			e.mu.Unlock()
-			return 0, ErrState(SubStateEVDUnwaitable)
-		case e.ready(threshold):
-			e.popLocked(out)
-			n := e.count
-			e.mu.Unlock()
-			return n, nil
-		}
-		n := e.count
-		e.mu.Unlock()
-		if e.ia.closed.Load() {
-			return n, E(KindAbort, SubNone)
-		}
-		var left time.Duration = -1
-		if timeout == 0 {
-			return n, ErrTimeout
-		}
-		if timeout > 0 {
-			left = time.Until(deadline)
-			if left <= 0 {
-				return n, ErrTimeout
-			}
-		}
-		if e.ia.sleep(seq, left) {
-			e.mu.Lock()
-			n = e.count
-			e.mu.Unlock()
-			return n, ErrInterrupted
-		}
-	}
 }
 
 // PostSE posts a software event (dat_evd_post_se).
@@ -381,6 +311,7 @@ func (e *EVD) Resize(qlen int) error {
 	if qlen <= 0 || qlen > e.ia.attr.MaxEVDQLen {
 		return ErrArg(2)
 	}
+	e.pump(-1) // completions waiting in the CQ count as queued
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.dead {
@@ -388,6 +319,11 @@ func (e *EVD) Resize(qlen int) error {
 	}
 	if e.count > qlen {
 		return ErrState(SubNone)
+	}
+	if e.cq != nil {
+		// A CQ that cannot resize (verbs without ibv_resize_cq) keeps
+		// its depth; the EVD's queue length is the consumer's bound.
+		_ = e.cq.Resize(qlen)
 	}
 	if qlen > len(e.ring) && qlen <= evdInitRing {
 		e.grow(qlen)
@@ -424,7 +360,7 @@ func (e *EVD) SetWaitable(on bool) error {
 	wake := !on && e.waiting
 	e.mu.Unlock()
 	if wake {
-		e.ia.doorbell.Ring()
+		e.ia.wake()
 	}
 	return nil
 }
@@ -438,6 +374,7 @@ func (e *EVD) ModifyCNO(cno *CNO) error {
 	}
 	old := e.cno
 	e.cno = cno
+	e.hasCNO.Store(cno != nil)
 	e.mu.Unlock()
 	if old != nil {
 		old.detach(e, false)
@@ -489,6 +426,7 @@ func (e *EVD) destroyLocked() {
 	e.blocked.Store(true)
 	cno := e.cno
 	e.cno = nil
+	e.hasCNO.Store(false)
 	for i := 0; i < e.count; i++ {
 		// Completions nobody will reap give their buffers back.
 		e.ring[(e.head+i)%len(e.ring)].reaped()
@@ -500,7 +438,20 @@ func (e *EVD) destroyLocked() {
 	if cno != nil {
 		cno.detach(e, true)
 	}
-	e.ia.doorbell.Ring()
+	if e.cq != nil {
+		// Completions still in the CQs give their buffers back too.
+		e.pollMu.Lock()
+		e.drainDeadLocked()
+		e.pollMu.Unlock()
+		e.cq.Destroy()
+		if p := e.more.Load(); p != nil {
+			for _, f := range *p {
+				f.cq.Destroy()
+			}
+		}
+	}
+	evdIDs.remove(e.id)
+	e.ia.wake()
 	delete(e.ia.evds, e)
 	e.ia.handles.Release(e)
 }

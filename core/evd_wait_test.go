@@ -9,40 +9,46 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"godat/rdma"
 )
 
 const testBound = 10 * time.Second // a hang is a failure, not a stuck test
 
-// condDoorbell is a doorbell with no spinning: waits sleep on a condition
-// variable until the count moves, so core's own ordering is what is tested.
-type condDoorbell struct {
+// condChan is a completion channel with no spinning: waits sleep on a
+// condition variable until the count moves, so core's own ordering is what
+// is tested.
+type condChan struct {
 	mu  sync.Mutex
 	c   *sync.Cond
 	seq uint32
 }
 
-func newCondDoorbell() *condDoorbell {
-	d := &condDoorbell{}
+func newCondChan() *condChan {
+	d := &condChan{}
 	d.c = sync.NewCond(&d.mu)
 	return d
 }
 
-func (d *condDoorbell) Seq() uint32 {
+func (d *condChan) Fd() int        { return -1 }
+func (d *condChan) Destroy() error { return nil }
+
+func (d *condChan) Seq() uint32 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.seq
 }
 
-func (d *condDoorbell) Ring() {
+func (d *condChan) Wake() {
 	d.mu.Lock()
 	d.seq++
 	d.mu.Unlock()
 	d.c.Broadcast()
 }
 
-func (d *condDoorbell) Wait(seq uint32, dur time.Duration) {
+func (d *condChan) Wait(seq uint32, dur time.Duration) bool {
 	if dur > 0 {
-		t := time.AfterFunc(dur, d.Ring) // a bounded wait ends by a ring
+		t := time.AfterFunc(dur, d.Wake) // a bounded wait ends by a wake
 		defer t.Stop()
 	}
 	d.mu.Lock()
@@ -50,6 +56,7 @@ func (d *condDoorbell) Wait(seq uint32, dur time.Duration) {
 		d.c.Wait()
 	}
 	d.mu.Unlock()
+	return false
 }
 
 type nopHandles struct{}
@@ -57,40 +64,81 @@ type nopHandles struct{}
 func (nopHandles) Bind(Obj) error { return nil }
 func (nopHandles) Release(Obj)    {}
 
-// testEVD is an EVD on a bare IA whose doorbell is a condDoorbell.
-func testEVD(t *testing.T, flags EVDFlags) *EVD {
-	t.Helper()
-	ia := &IA{doorbell: newCondDoorbell(), evds: map[*EVD]struct{}{}, handles: nopHandles{}}
-	ia.attr.MaxEVDQLen = 1 << 20
-	return newEVD(ia, 1<<16, flags, nil)
-}
-
-// arrivals is a transport object whose Progress turns "arrived" work into
-// completions on the EVD, like a queue pair: the producer marks work
-// arrived, then rings the doorbell, as a backend does.
+// arrivals is a CQ the test feeds: an arrival posts a receive of a bare EP
+// and marks its completion arrived, then wakes the channel if the CQ is
+// armed, as a backend does. late injects an arrival right after a Poll
+// found nothing, as if another thread's arrival just missed the look.
 type arrivals struct {
-	evd     *EVD
+	rdma.CQDefaults
+	ch      *condChan
+	ep      *EP
+	mu      sync.Mutex
+	wcs     []rdma.WC
+	armed   bool
 	pending atomic.Int32
-	late    atomic.Int32 // arrivals to inject right after Progress looked
+	late    atomic.Int32
 }
 
-func (a *arrivals) Progress() int {
-	n := 0
-	for a.pending.Load() > 0 {
-		a.pending.Add(-1)
-		a.evd.push(&Event{Number: EventDTOCompletion, Cookie: 7, notify: true})
-		n++
-	}
+func (a *arrivals) Poll(wc []rdma.WC) int {
+	a.mu.Lock()
+	n := copy(wc, a.wcs)
+	a.wcs = a.wcs[n:]
+	a.pending.Add(-int32(n))
+	a.mu.Unlock()
 	if n == 0 && a.late.Load() > 0 {
 		a.late.Add(-1)
-		a.arrive() // as if another thread's arrival just missed this look
+		a.arrive()
 	}
 	return n
 }
 
+func (a *arrivals) Arm(bool) error {
+	a.mu.Lock()
+	a.armed = true
+	a.mu.Unlock()
+	return nil
+}
+
+func (a *arrivals) Destroy() error { return nil }
+
 func (a *arrivals) arrive() {
+	q := &a.ep.rq
+	a.mu.Lock()
+	seq := q.tail.Load()
+	q.slots[seq&q.mask] = reqSlot{cookie: 7}
+	q.tail.Store(seq + 1)
+	a.wcs = append(a.wcs, rdma.WC{WRID: wrid(wrRecv, a.ep.id, seq), Opcode: rdma.WCRecv})
 	a.pending.Add(1)
-	a.evd.ia.doorbell.Ring()
+	wake := a.armed
+	a.armed = false
+	a.mu.Unlock()
+	if wake {
+		a.ch.Wake()
+	}
+}
+
+// testEVD is an EVD on a bare IA whose channel is a condChan and whose CQ
+// is fed by the returned arrivals.
+func testEVD(t *testing.T, flags EVDFlags) (*EVD, *arrivals) {
+	t.Helper()
+	ch := newCondChan()
+	ia := &IA{comp: ch, evds: map[*EVD]struct{}{}, handles: nopHandles{}, dev: &device{}}
+	ia.attr.MaxEVDQLen = 1 << 20
+	e := &EVD{ia: ia, flags: flags, ring: make([]Event, evdInitRing), qlen: 1 << 16, enabled: true, waitable: true}
+	e.kind = TypeEVD
+	ep := &EP{ia: ia}
+	ep.rq.init(1 << 20)
+	ep.softArm.Store(wmOff)
+	ep.hardWM.Store(wmOff)
+	id, ok := epIDs.add(ep)
+	require.True(t, ok)
+	ep.id = id
+	t.Cleanup(func() { epIDs.remove(id) })
+	src := &arrivals{ch: ch, ep: ep}
+	if flags&EVDDTO != 0 {
+		e.cq = src
+	}
+	return e, src
 }
 
 func queuedEvents(e *EVD) int {
@@ -121,9 +169,7 @@ func TestEVDWaitNoLostWakeup(t *testing.T) {
 	for _, viaTransport := range []bool{false, true} {
 		name := map[bool]string{false: "software events", true: "transport arrivals"}[viaTransport]
 		t.Run(name, func(t *testing.T) {
-			e := testEVD(t, EVDSoftware|EVDDTO)
-			src := &arrivals{evd: e}
-			e.addSource(src)
+			e, src := testEVD(t, EVDSoftware|EVDDTO)
 			const rounds = 2000
 			errs := make(chan error, 1)
 			go func() {
@@ -144,7 +190,7 @@ func TestEVDWaitNoLostWakeup(t *testing.T) {
 					require.NoError(t, e.PostSE(uint64(i)))
 				}
 				// One event at a time, so that each round is a fresh wait.
-				for queuedEvents(e) != 0 {
+				for queuedEvents(e) != 0 || src.pending.Load() != 0 {
 					runtime.Gosched()
 				}
 			}
@@ -158,13 +204,12 @@ func TestEVDWaitNoLostWakeup(t *testing.T) {
 	}
 }
 
-// Work that arrives just after the waiter's progress looked, but before it
-// sleeps, still wakes it: the waiter reads the doorbell count before it
-// progresses, so the arrival's ring moves the count it sleeps on.
+// Work that arrives just after the waiter's poll looked, but before it
+// sleeps, still wakes it: the waiter reads the channel count before it
+// polls and arms the CQ, so the arrival's notification moves the count it
+// sleeps on (or the poll after the arm sees it).
 func TestEVDWaitArrivalDuringProgress(t *testing.T) {
-	e := testEVD(t, EVDDTO)
-	src := &arrivals{evd: e}
-	e.addSource(src)
+	e, src := testEVD(t, EVDDTO)
 	src.late.Store(1)
 	got := make(chan Event, 1)
 	go func() {
@@ -177,16 +222,14 @@ func TestEVDWaitArrivalDuringProgress(t *testing.T) {
 	case ev := <-got:
 		require.Equal(t, EventDTOCompletion, ev.Number)
 	case <-time.After(testBound):
-		t.Fatal("the arrival between progress and sleep was missed: the waiter sleeps on")
+		t.Fatal("the arrival between poll and sleep was missed: the waiter sleeps on")
 	}
 }
 
 // The dequeue fast path (no lock when empty) still reports every state:
 // events, DAT_QUEUE_EMPTY, a waiter's exclusive hold, a freed EVD.
 func TestEVDDequeueStates(t *testing.T) {
-	e := testEVD(t, EVDSoftware|EVDDTO)
-	src := &arrivals{evd: e}
-	e.addSource(src)
+	e, src := testEVD(t, EVDSoftware|EVDDTO)
 	var ev Event
 	require.Equal(t, ErrQueueEmpty, e.Dequeue(&ev))
 
@@ -196,7 +239,7 @@ func TestEVDDequeueStates(t *testing.T) {
 	require.Equal(t, uint64(42), ev.Pointer)
 	require.Equal(t, ErrQueueEmpty, e.Dequeue(&ev))
 
-	src.pending.Add(1) // arrived, not yet progressed: dequeue progresses it
+	src.arrive() // in the CQ, not yet polled: dequeue polls it
 	require.NoError(t, e.Dequeue(&ev))
 	require.Equal(t, EventDTOCompletion, ev.Number)
 	require.Equal(t, uint64(7), ev.Cookie)
@@ -228,9 +271,7 @@ func TestEVDDequeueStates(t *testing.T) {
 // lost or duplicated, and an EVD holding events never reports empty once
 // the producers are done.
 func TestEVDDequeueConcurrent(t *testing.T) {
-	e := testEVD(t, EVDSoftware|EVDDTO)
-	src := &arrivals{evd: e}
-	e.addSource(src)
+	e, src := testEVD(t, EVDSoftware|EVDDTO)
 	const producers, each = 4, 2000
 	var wg sync.WaitGroup
 	for p := 0; p < producers; p++ {

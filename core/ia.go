@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -37,8 +38,11 @@ type IAAttr struct {
 
 // IAConfig is what OpenIA needs.
 type IAConfig struct {
-	Name      string
-	Device    rdma.Device
+	Name string
+	// Backend and Params name the transport device (rdma.Open); IAs with
+	// the same backend and parameters share one device.
+	Backend   string
+	Params    rdma.Params
 	AsyncQLen int  // queue length of the async EVD created when AsyncEVD is nil
 	AsyncEVD  *EVD // consumer-supplied async EVD, or nil
 	// NoAsync is DAT_EVD_ASYNC_EXISTS: the consumer's async EVD lives
@@ -51,14 +55,23 @@ type IAConfig struct {
 }
 
 // IA is an open interface adapter: the root of every other DAT object.
+//
+// Lock order (the one order of the whole core; DESIGN.md repeats it):
+// IA.mu, then EP.mu or EVD.mu or CNO.mu or SRQ.mu (never two of these at
+// once, except EP.mu then SRQ.mu in SRQ attach/detach), then EP.postMu,
+// then the transport's own locks. No core lock is held across a blocking
+// wait, and none across a transport call that moves data except EP.postMu
+// (which only posters of that EP take).
 type IA struct {
 	Object
-	name     string
-	dev      rdma.Device
-	doorbell rdma.Doorbell
-	attr     IAAttr
-	handles  Handles
-	agent    AgentFunc
+	name    string
+	dev     *device
+	comp    rdma.CompChannel // every EVD and CNO wait of the IA sleeps on it
+	cm      rdma.CMChannel   // connection events of the IA's QPs and listeners
+	cmDone  chan struct{}    // closed when the CM goroutine has ended
+	attr    IAAttr
+	handles Handles
+	agent   AgentFunc
 	// agentsDue are proxy agent calls owed by objects destroyed under
 	// ia.mu (see CNO.agentDueLocked); guarded by ia.mu.
 	agentsDue [][2]uint64
@@ -68,7 +81,14 @@ type IA struct {
 	closing  bool
 	asyncEVD *EVD
 	ownAsync bool
-	nextPD   uint32
+	noCQ     rdma.CQ // the CQ of QPs whose EP has no request or receive EVD
+	ownPD    rdma.PD // the PD of provider-created EPs without a PZ yet
+
+	// noCQMu guards the poll of noCQ and its buffers.
+	noCQMu  sync.Mutex
+	noCQWCs [evdPollBatch]rdma.WC
+
+	spinBudget atomic.Int64 // the IA's wait spin budget, ns (see spin.go)
 
 	pzs  map[*PZ]struct{}
 	evds map[*EVD]struct{}
@@ -82,7 +102,7 @@ type IA struct {
 	crs  map[*CR]struct{}
 }
 
-// OpenIA opens an IA over an opened transport device.
+// OpenIA opens an IA on the device cfg names.
 func OpenIA(cfg IAConfig) (*IA, error) {
 	if cfg.AsyncEVD == nil && !cfg.NoAsync && cfg.AsyncQLen <= 0 {
 		return nil, ErrArg(2)
@@ -90,19 +110,39 @@ func OpenIA(cfg IAConfig) (*IA, error) {
 	if e := cfg.AsyncEVD; e != nil && !e.usableAsAsync() {
 		return nil, ErrHandle(SubHandleEVDAsync)
 	}
+	d, err := acquireDevice(cfg.Backend, cfg.Params)
+	if err != nil {
+		return nil, openError(cfg, err)
+	}
 	ia := &IA{
-		name: cfg.Name, dev: cfg.Device, doorbell: cfg.Device.Doorbell(), handles: cfg.Handles, agent: cfg.Agent,
+		name: cfg.Name, dev: d, handles: cfg.Handles, agent: cfg.Agent, cmDone: make(chan struct{}),
 		pzs: map[*PZ]struct{}{}, evds: map[*EVD]struct{}{}, cnos: map[*CNO]struct{}{},
 		eps: map[*EP]struct{}{}, lmrs: map[*LMR]struct{}{}, rmrs: map[*RMR]struct{}{},
 		psps: map[*PSP]struct{}{}, rsps: map[*RSP]struct{}{}, srqs: map[*SRQ]struct{}{},
 		crs: map[*CR]struct{}{},
 	}
 	ia.kind = TypeIA
-	ia.attr = attrFromDevice(cfg.Device)
+	ia.attr = attrFromDevice(d)
 	// dat_ia_query(3DAT): the adapter name is "the same as ia_name_ptr".
 	ia.attr.AdapterName = cfg.Name
-	if err := ia.handles.Bind(ia); err != nil {
+	fail := func(err error) (*IA, error) {
+		if ia.cm != nil {
+			ia.cm.Destroy()
+		}
+		if ia.comp != nil {
+			ia.comp.Destroy()
+		}
+		d.release()
 		return nil, err
+	}
+	if ia.comp, err = d.dev.CreateCompChannel(); err != nil {
+		return fail(mapTransportError(err))
+	}
+	if ia.cm, err = d.dev.CreateCMChannel(); err != nil {
+		return fail(mapTransportError(err))
+	}
+	if err := ia.handles.Bind(ia); err != nil {
+		return fail(err)
 	}
 	switch {
 	case cfg.AsyncEVD != nil:
@@ -112,22 +152,35 @@ func OpenIA(cfg IAConfig) (*IA, error) {
 		evd, err := ia.CreateEVD(cfg.AsyncQLen, EVDAsync, nil)
 		if err != nil {
 			ia.handles.Release(ia)
-			return nil, err
+			return fail(err)
 		}
 		ia.asyncEVD, ia.ownAsync = evd, true
 	}
+	d.addIA(ia, true)
+	go ia.runCM()
 	return ia, nil
 }
 
-func attrFromDevice(d rdma.Device) IAAttr {
-	a := d.Attr()
+// openError says why a device did not open: a backend or device this host
+// lacks means the entry names no IA that can be opened here.
+func openError(cfg IAConfig, err error) error {
+	Logf(LevelWarn, "dat_ia_openv: %s: transport %s: %v", cfg.Name, cfg.Backend, err)
+	switch {
+	case errors.Is(err, rdma.ErrNoBackend), errors.Is(err, rdma.ErrNoDevice), errors.Is(err, rdma.ErrInvalid):
+		return ErrNameNotRegistered
+	}
+	return mapTransportError(err)
+}
+
+func attrFromDevice(d *device) IAAttr {
+	a := d.attr
 	return IAAttr{
-		AdapterName: a.Name, VendorName: a.Vendor, Address: d.Addr(),
+		AdapterName: a.Name, VendorName: a.Vendor, Address: d.dev.Addr(),
 		MaxEPs: a.MaxQP, MaxDTOPerEP: a.MaxQPWR,
-		MaxRDMAReadPerEPIn: a.MaxReadsPerQP, MaxRDMAReadPerEPOut: a.MaxReadsPerQP,
-		MaxEVDs: a.MaxCQE, MaxEVDQLen: a.MaxCQE, MaxIOVSegments: a.MaxSGE,
+		MaxRDMAReadPerEPIn: a.MaxQPRdAtom, MaxRDMAReadPerEPOut: a.MaxQPInitRdAtom,
+		MaxEVDs: a.MaxCQ, MaxEVDQLen: a.MaxCQE, MaxIOVSegments: a.MaxSGE,
 		MaxLMRs: a.MaxMR, MaxLMRBlockSize: a.MaxMRSize, MaxLMRVirtualAddress: 1<<47 - 1,
-		MaxPZs: a.MaxPD, MaxMessageSize: a.MaxMsgSize, MaxRDMASize: a.MaxRDMASize,
+		MaxPZs: a.MaxPD, MaxMessageSize: a.MaxMsgSize, MaxRDMASize: a.MaxMsgSize,
 		MaxRMRs: a.MaxMR, MaxRMRTargetAddress: 1<<47 - 1,
 		MaxSRQs: a.MaxSRQ, MaxEPPerSRQ: a.MaxQP, MaxRecvPerSRQ: a.MaxSRQWR,
 		MaxPrivateData: a.MaxPrivateData,
@@ -148,17 +201,16 @@ func (ia *IA) AsyncEVD() *EVD {
 }
 
 // Device is the transport device under the IA.
-func (ia *IA) Device() rdma.Device { return ia.dev }
+func (ia *IA) Device() rdma.Device { return ia.dev.dev }
 
-// sleep waits on the doorbell (see rdma.Doorbell.Wait) and reports whether
-// a signal interrupted it, when the transport can tell.
+// sleep waits on the IA's completion channel (rdma.CompChannel.Wait) and
+// reports whether a signal interrupted it.
 func (ia *IA) sleep(seq uint32, d time.Duration) (interrupted bool) {
-	if ib, ok := ia.doorbell.(rdma.InterruptibleDoorbell); ok {
-		return ib.WaitIntr(seq, d)
-	}
-	ia.doorbell.Wait(seq, d)
-	return false
+	return ia.comp.Wait(seq, d)
 }
+
+// wake wakes every thread sleeping on the IA's channel.
+func (ia *IA) wake() { ia.comp.Wake() }
 
 // live fails once the IA is closed; callers hold ia.mu.
 func (ia *IA) liveLocked() error {
@@ -218,16 +270,23 @@ func (ia *IA) Close(graceful bool) error {
 	ia.mu.Unlock()
 
 	// Waiters return DAT_ABORT or a null EVD once they see closed.
-	ia.doorbell.Ring()
+	ia.wake()
 	pending := ia.destroyAll()
 	// Requests nobody answered are refused, so that their active sides
 	// learn it now rather than when their connect times out.
 	for _, req := range pending {
-		req.Reject()
+		req.Reject(rdma.RejectConsumer, nil)
 	}
 	ia.runDueAgents()
 	ia.handles.Release(ia)
-	return ia.dev.Close()
+	ia.dev.addIA(ia, false)
+	// The CM goroutine ends when its channel is destroyed; wait for it so
+	// that no event of this IA is delivered after dat_ia_close returns.
+	ia.cm.Destroy()
+	<-ia.cmDone
+	ia.wake()
+	ia.comp.Destroy()
+	return ia.dev.release()
 }
 
 // runDueAgents makes the proxy agent calls that destroying objects owed,
@@ -281,6 +340,14 @@ func (ia *IA) destroyAll() []rdma.ConnRequest {
 	for cno := range ia.cnos {
 		cno.destroyLocked()
 	}
+	if ia.noCQ != nil {
+		ia.noCQ.Destroy()
+		ia.noCQ = nil
+	}
+	if ia.ownPD != nil {
+		ia.ownPD.Dealloc()
+		ia.ownPD = nil
+	}
 	return pending
 }
 
@@ -303,8 +370,15 @@ func (ia *IA) CreateEVD(qlen int, flags EVDFlags, cno *CNO) (*EVD, error) {
 	if cno != nil && (cno.ia != ia || cno.dead) {
 		return nil, ErrHandle(SubHandleCNO)
 	}
-	evd := newEVD(ia, qlen, flags, cno)
+	evd, err := newEVD(ia, qlen, flags, cno)
+	if err != nil {
+		return nil, err
+	}
 	if err := bindLocked(ia, ia.evds, evd); err != nil {
+		if evd.cq != nil {
+			evd.cq.Destroy()
+		}
+		evdIDs.remove(evd.id)
 		return nil, err
 	}
 	if cno != nil {

@@ -32,11 +32,14 @@ const (
 	PrivAll         MemPriv = 0x33
 )
 
+// access is what the transport registers for p. Local read is always
+// granted (the transport has no flag for it): verbs has no local-read
+// permission (a registered region is readable by its own side), every
+// reference provider lets a send or RDMA write read an LMR registered
+// without DAT_MEM_PRIV_LOCAL_READ_FLAG, and programs do not ask for it
+// (dat_lmr_create(3DAT) leaves it open).
 func (p MemPriv) access() rdma.Access {
 	var a rdma.Access
-	if p&PrivLocalRead != 0 {
-		a |= rdma.AccessLocalRead
-	}
 	if p&PrivLocalWrite != 0 {
 		a |= rdma.AccessLocalWrite
 	}
@@ -100,13 +103,15 @@ func (ia *IA) CreateLMR(region LMRRegion, length uint64, pz *PZ, priv MemPriv) (
 	addr := region.Addr
 	switch region.Type {
 	case MemVirtual, MemSharedVirtual:
-		if addr == 0 {
-			return nil, LMRInfo{}, ErrArg(3)
-		}
 		if length == 0 {
 			// The page lists no code for an empty region; DAT_LENGTH_ERROR
-			// says what is wrong, and is what godat promises for it.
+			// says what is wrong, and is what godat promises for it. It
+			// comes before the address check, as in the references: a
+			// NULL, zero-length region is a length error too.
 			return nil, LMRInfo{}, E(KindLengthError, SubNone)
+		}
+		if addr == 0 {
+			return nil, LMRInfo{}, ErrArg(3)
 		}
 		if length > ia.attr.MaxLMRBlockSize || addr+length < addr {
 			return nil, LMRInfo{}, ErrArg(4)
@@ -129,14 +134,14 @@ func (ia *IA) CreateLMR(region LMRRegion, length uint64, pz *PZ, priv MemPriv) (
 	if len(ia.lmrs) >= ia.attr.MaxLMRs {
 		return nil, LMRInfo{}, E(KindInsufficientResources, SubResourceMemoryRegion)
 	}
-	mr, err := ia.dev.RegisterMR(pz.id, addr, length, priv.access())
+	mr, err := pz.pd.RegMR(addr, length, priv.access())
 	if err != nil {
 		return nil, LMRInfo{}, mapTransportError(err)
 	}
 	l := &LMR{ia: ia, pz: pz, region: region, addr: addr, length: length, priv: priv, mr: mr}
 	l.kind = TypeLMR
 	if err := bindLocked(ia, ia.lmrs, l); err != nil {
-		mr.Deregister()
+		mr.Dereg()
 		return nil, LMRInfo{}, err
 	}
 	pz.users++
@@ -189,7 +194,7 @@ func (l *LMR) destroyLocked() {
 		return
 	}
 	l.dead = true
-	l.mr.Deregister()
+	l.mr.Dereg()
 	l.pz.users--
 	if l.region.Type == MemLMR && l.region.LMR != nil {
 		l.region.LMR.users--
@@ -280,20 +285,24 @@ func mapTransportError(err error) error {
 	}
 	for _, m := range transportErrors {
 		if errors.Is(err, m.from) {
-			return m.to
+			return Because(m.to, err)
 		}
 	}
-	return ErrInternal
+	return Because(ErrInternal, err)
 }
 
 var transportErrors = [...]struct{ from, to error }{
 	{rdma.ErrQueueFull, ErrQueueFull},
-	{rdma.ErrQualInUse, ErrConnQualInUse},
+	{rdma.ErrServiceInUse, ErrConnQualInUse},
 	{rdma.ErrNoResources, ErrNoMemory},
 	{rdma.ErrState, ErrState(SubNone)},
-	{rdma.ErrUnreachable, ErrAddressUnreachable},
+	{rdma.ErrNoDevice, ErrAddressUnreachable},
 	{rdma.ErrInvalid, E(KindInvalidParameter, SubNone)},
 	{rdma.ErrClosed, E(KindAbort, SubNone)},
 	{rdma.ErrProtection, E(KindProtectionViolation, SubNone)},
 	{rdma.ErrPrivileges, E(KindPrivilegesViolation, SubNone)},
+	{rdma.ErrFault, E(KindPrivilegesViolation, SubNone)},
+	{rdma.ErrBusy, ErrState(SubNone)},
+	{rdma.ErrTimeout, ErrTimeout},
+	{rdma.ErrNotSupported, ErrModelNotSupported},
 }

@@ -1,11 +1,13 @@
 package core
 
+import "godat/rdma"
+
 // PZ is a protection zone: LMRs, RMRs, EPs and SRQs of one PZ may be used
-// together. Its id is the transport protection domain.
+// together. It is a transport protection domain.
 type PZ struct {
 	Object
 	ia    *IA
-	id    uint32
+	pd    rdma.PD
 	users int // EPs, LMRs, RMRs, SRQs; guarded by ia.mu
 	dead  bool
 }
@@ -20,10 +22,14 @@ func (ia *IA) CreatePZ() (*PZ, error) {
 	if len(ia.pzs) >= ia.attr.MaxPZs {
 		return nil, E(KindInsufficientResources, SubResourceProtectionDomain)
 	}
-	ia.nextPD++
-	pz := &PZ{ia: ia, id: ia.nextPD}
+	pd, err := ia.dev.dev.AllocPD()
+	if err != nil {
+		return nil, mapTransportError(err)
+	}
+	pz := &PZ{ia: ia, pd: pd}
 	pz.kind = TypePZ
 	if err := bindLocked(ia, ia.pzs, pz); err != nil {
+		pd.Dealloc()
 		return nil, err
 	}
 	return pz, nil
@@ -49,6 +55,7 @@ func (pz *PZ) Free() error {
 
 func (pz *PZ) destroyLocked() {
 	pz.dead = true
+	pz.pd.Dealloc()
 	delete(pz.ia.pzs, pz)
 	pz.ia.handles.Release(pz)
 }

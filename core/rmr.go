@@ -133,7 +133,7 @@ func (r *RMR) Bind(seg Segment, priv MemPriv, ep *EP, cookie uint64, flags Compl
 			return r.flushBindLocked(evd, cookie, flags)
 		}
 		var err error
-		if mr, err = ia.dev.RegisterMR(r.pz.id, seg.Addr, seg.Length, access); err != nil {
+		if mr, err = r.pz.pd.RegMR(seg.Addr, seg.Length, access); err != nil {
 			ia.mu.Unlock()
 			return 0, mapTransportError(err)
 		}
@@ -141,7 +141,7 @@ func (r *RMR) Bind(seg Segment, priv MemPriv, ep *EP, cookie uint64, flags Compl
 		return r.flushBindLocked(evd, cookie, flags)
 	}
 	if r.mr != nil {
-		r.mr.Deregister()
+		r.mr.Dereg()
 	}
 	if r.lmr != nil {
 		r.lmr.users--
@@ -192,7 +192,7 @@ func (r *RMR) Free() error {
 func (r *RMR) destroyLocked() {
 	r.dead = true
 	if r.mr != nil {
-		r.mr.Deregister()
+		r.mr.Dereg()
 		r.mr = nil
 	}
 	if r.lmr != nil {

@@ -41,8 +41,8 @@ func TestRMRBindCompletions(t *testing.T) {
 	require.NoError(t, err)
 	requireEmpty(t, f.evd)
 
-	f.qp.end(rdma.ConnDisconnected, true)
-	require.NoError(t, f.evd.Dequeue(&ev))
+	f.qp.endScript(rdma.CMDisconnected, true)
+	ev = waitEvent(t, f.evd)
 	require.Equal(t, EventConnDisconnected, ev.Number)
 	before, err := r.Query()
 	require.NoError(t, err)

@@ -11,6 +11,7 @@ type RSP struct {
 	ep   *EP
 	evd  *EVD
 	lis  rdma.Listener
+	id   uint32 // names the RSP to the transport (the listener's context)
 	dead bool
 }
 
@@ -25,35 +26,48 @@ func (ia *IA) CreateRSP(qual uint64, ep *EP, evd *EVD) (*RSP, error) {
 	if ep == nil || ep.ia != ia {
 		return nil, ErrHandle(SubHandleEP)
 	}
-	if evd == nil || evd.ia != ia || evd.dead || evd.flags&EVDCR == 0 {
+	// Any live request EVD will do, of this IA or another (see CreateEP).
+	if evd == nil || !evd.acquire(EVDCR) {
 		return nil, ErrHandle(SubHandleEVDCR)
 	}
 	ep.mu.Lock()
 	if ep.dead {
 		ep.mu.Unlock()
+		evd.use(-1)
 		return nil, ErrHandle(SubHandleEP)
 	}
 	if ep.state != EPUnconnected {
 		s := ep.state
 		ep.mu.Unlock()
+		evd.use(-1)
 		return nil, ErrState(epStateSub(s))
 	}
 	ep.mu.Unlock()
 	r := &RSP{ia: ia, qual: qual, ep: ep, evd: evd}
 	r.kind = TypeRSP
-	lis, err := ia.dev.Listen(qual, false, r)
+	id, ok := spIDs.add(&spRef{rsp: r})
+	if !ok {
+		evd.use(-1)
+		return nil, E(KindInsufficientResources, SubResourceMemory)
+	}
+	r.id = id
+	lis, err := ia.dev.dev.Listen(ia.cm, qual, false, evd.backlog(), uint64(id))
 	if err != nil {
+		spIDs.remove(id)
+		evd.use(-1)
 		return nil, mapTransportError(err)
 	}
 	r.lis = lis
 	if err := bindLocked(ia, ia.rsps, r); err != nil {
 		lis.Close()
+		spIDs.remove(id)
+		evd.use(-1)
 		return nil, err
 	}
 	ep.mu.Lock()
-	ep.state, ep.rsp = EPReserved, r
+	ep.setStateLocked(EPReserved)
+	ep.rsp = r
 	ep.mu.Unlock()
-	evd.use(1)
 	return r, nil
 }
 
@@ -77,25 +91,25 @@ func (r *RSP) Query() (RSPParams, error) {
 	return RSPParams{Qual: r.qual, EVD: r.evd, EP: r.ep}, nil
 }
 
-// ConnRequest is called by the transport for an arriving request: the
+// connRequest delivers an arriving request (from the CM goroutine): the
 // reserved EP becomes passive-pending and the RSP stops listening.
-func (r *RSP) ConnRequest(req rdma.ConnRequest) {
+func (r *RSP) connRequest(req rdma.ConnRequest) {
 	r.ia.mu.Lock()
 	if r.dead {
 		r.ia.mu.Unlock()
-		req.Reject()
+		req.Reject(rdma.RejectRefused, nil)
 		return
 	}
 	ep := r.ep
 	ep.mu.Lock()
 	ok := !ep.dead && ep.state == EPReserved
 	if ok {
-		ep.state = EPPassiveConnectionPending
+		ep.setStateLocked(EPPassiveConnectionPending)
 	}
 	ep.mu.Unlock()
 	r.ia.mu.Unlock()
 	if !ok {
-		req.Reject()
+		req.Reject(rdma.RejectRefused, nil)
 		return
 	}
 	if !r.ia.newCR(r, r.evd, ep, req) {
@@ -105,9 +119,9 @@ func (r *RSP) ConnRequest(req rdma.ConnRequest) {
 		ep.mu.Lock()
 		if ep.state == EPPassiveConnectionPending {
 			if ep.rsp == r {
-				ep.state = EPReserved
+				ep.setStateLocked(EPReserved)
 			} else {
-				ep.state = EPUnconnected
+				ep.setStateLocked(EPUnconnected)
 			}
 		}
 		ep.mu.Unlock()
@@ -129,9 +143,10 @@ func (r *RSP) Free() error {
 func (r *RSP) destroyLocked() {
 	r.dead = true
 	r.lis.Close()
+	spIDs.remove(r.id)
 	r.ep.mu.Lock()
 	if r.ep.state == EPReserved {
-		r.ep.state = EPUnconnected
+		r.ep.setStateLocked(EPUnconnected)
 	}
 	r.ep.rsp = nil
 	r.ep.mu.Unlock()

@@ -2,6 +2,7 @@ package core
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -11,7 +12,7 @@ import (
 // EP ends unconnected, as dat_rsp_free leaves a reserved EP, and not stuck
 // in the passive-pending state.
 func TestRSPUndeliveredRequestReleasesEP(t *testing.T) {
-	ia, dev, _ := scriptIA(t)
+	ia, fab, _ := scriptIA(t)
 	pz, err := ia.CreatePZ()
 	require.NoError(t, err)
 	evd, err := ia.CreateEVD(8, EVDDTO|EVDConnection, nil)
@@ -26,14 +27,20 @@ func TestRSPUndeliveredRequestReleasesEP(t *testing.T) {
 
 	// Fill the CR EVD's one slot with a software event, so the backlog is full.
 	require.NoError(t, cr.PostSE(1))
-	r := dev.request(t, qual, nil)
-	require.Equal(t, 1, r.rejects())
+	fab.mu.Lock()
+	l := fab.lis[qual]
+	fab.mu.Unlock()
+	r := fab.request(t, qual, nil)
+	require.Eventually(t, func() bool { return r.rejects() == 1 }, waitFor, time.Millisecond)
 	p, err := ep.Query()
 	require.NoError(t, err)
 	require.Equal(t, EPReserved, p.State)
 
 	// The same, with the RSP freed while the refused request is answered.
-	dev.deliver(t, &scriptReq{qual: qual, onReject: func() { require.NoError(t, rsp.Free()) }})
+	freed := make(chan error, 1)
+	r = fab.deliver(t, &fakeReq{l: l, onReject: func() { freed <- rsp.Free() }})
+	require.Eventually(t, func() bool { return r.rejects() == 1 }, waitFor, time.Millisecond)
+	require.NoError(t, <-freed)
 	p, err = ep.Query()
 	require.NoError(t, err)
 	require.Equal(t, EPUnconnected, p.State)

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 
@@ -25,22 +26,34 @@ import (
 type SRQ struct {
 	Object
 	ia      *IA
+	id      uint32 // names the SRQ to the transport (context, work-request ids)
 	pz      *PZ
 	backend rdma.SRQ
 	maxIOV  int
 
 	// outstanding is posted minus reaped; reaping (an EVD dequeue) only
-	// decrements it, so checks against it under mu stay valid.
+	// decrements it, so checks against it under mu stay valid. completed
+	// counts the receives whose completion core has seen: posted minus
+	// completed is what is still on the SRQ (or just taken by an EP).
 	outstanding atomic.Int64
+	posted      atomic.Int64
+	completed   atomic.Int64
 
 	mu      sync.Mutex
 	maxRecv int
 	lw      int
 	eps     map[*EP]struct{}
-	qps     []rdma.QP // the attached EPs' QPs, copied on write for Query
-	sge     [32]rdma.SGE
+	recvs   []*EVD // the attached EPs' receive EVDs, copied on write for Query
+	sge     [maxIOV]rdma.SGE
 	wr      rdma.RecvWR
 	dead    bool
+
+	// The cookies of posted receives, by slot: a receive's work-request id
+	// names its slot. Completions come from the CQs of every EP on the
+	// SRQ, so the free list has its own lock.
+	slotMu  sync.Mutex
+	cookies []uint64
+	free    []uint32
 }
 
 // SRQAttr are the SRQ attributes of DAT_SRQ_ATTR.
@@ -61,13 +74,39 @@ type SRQParams struct {
 	Outstanding  int
 }
 
-// srqLimit turns the backend's low-watermark notification into the
-// asynchronous event of dat_srq_set_lw.
-type srqLimit struct{ s *SRQ }
+// drainNoCQ takes the completions of receives that EPs without a receive
+// EVD took from an SRQ: nobody reaps them, so their buffers are back at
+// once (only SRQ receives complete there: other posts need an EVD).
+func (ia *IA) drainNoCQ() {
+	ia.mu.Lock()
+	cq := ia.noCQ
+	ia.mu.Unlock()
+	if cq == nil {
+		return
+	}
+	ia.noCQMu.Lock()
+	defer ia.noCQMu.Unlock()
+	var ev Event
+	for {
+		n := cq.Poll(ia.noCQWCs[:])
+		if n == 0 {
+			return
+		}
+		for i := 0; i < n; i++ {
+			wc := &ia.noCQWCs[i]
+			if kind, id, slot := wridSplit(wc.WRID); kind == wrSRQ {
+				if s := srqIDs.get(id); s != nil && s.recvDone(slot, wc, &ev) {
+					ev.reaped()
+				}
+			}
+		}
+	}
+}
 
-// SRQLimit posts the low-watermark event about the SRQ.
-func (l srqLimit) SRQLimit(rdma.SRQ) {
-	l.s.ia.asyncError(EventAsyncEPBroken, l.s, ReasonSRQLowWatermark)
+// limitReached posts the low-watermark event of dat_srq_set_lw when the
+// transport's armed SRQ limit fires.
+func (s *SRQ) limitReached() {
+	s.ia.asyncError(EventAsyncEPBroken, s, ReasonSRQLowWatermark)
 }
 
 // CreateSRQ creates a shared receive queue (dat_srq_create). The SRQ holds
@@ -86,7 +125,9 @@ func (ia *IA) CreateSRQ(pz *PZ, attr SRQAttr) (*SRQ, error) {
 		return nil, err
 	}
 	if attr.LowWatermark > 0 {
-		s.backend.ArmLimit(attr.LowWatermark)
+		if err := s.backend.Modify(rdma.SRQAttr{Limit: attr.LowWatermark}, rdma.SRQLimit); err != nil {
+			Logf(LevelWarn, "dat_srq_create: SRQ %#x: low watermark not armed: %v", s.Handle(), err)
+		}
 	}
 	return s, nil
 }
@@ -106,14 +147,22 @@ func (ia *IA) createSRQ(pz *PZ, attr SRQAttr) (*SRQ, error) {
 	s := &SRQ{ia: ia, pz: pz, maxIOV: attr.MaxRecvIOV, maxRecv: attr.MaxRecvDTOs, lw: attr.LowWatermark,
 		eps: map[*EP]struct{}{}}
 	s.kind = TypeSRQ
-	b, err := ia.dev.CreateSRQ(rdma.SRQConfig{PD: pz.id, MaxWR: attr.MaxRecvDTOs, MaxSGE: attr.MaxRecvIOV,
-		Limit: srqLimit{s}})
+	s.growSlots(attr.MaxRecvDTOs)
+	id, ok := srqIDs.add(s)
+	if !ok {
+		return nil, E(KindInsufficientResources, SubResourceSRQ)
+	}
+	s.id = id
+	b, err := ia.dev.dev.CreateSRQ(rdma.SRQInitAttr{PD: pz.pd, MaxWR: attr.MaxRecvDTOs, MaxSGE: max(attr.MaxRecvIOV, 1),
+		Context: uint64(id)})
 	if err != nil {
+		srqIDs.remove(id)
 		return nil, mapTransportError(err)
 	}
 	s.backend = b
 	if err := bindLocked(ia, ia.srqs, s); err != nil {
 		b.Destroy()
+		srqIDs.remove(id)
 		return nil, err
 	}
 	pz.users++
@@ -135,20 +184,83 @@ func (s *SRQ) attach(ep *EP) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.eps[ep] = struct{}{}
-	s.qps = append(s.qps[:len(s.qps):len(s.qps)], ep.qp)
+	s.recvsLocked()
 }
 
 func (s *SRQ) detach(ep *EP) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.eps, ep)
-	qps := make([]rdma.QP, 0, len(s.qps))
-	for _, q := range s.qps {
-		if q != ep.qp {
-			qps = append(qps, q)
+	s.recvsLocked()
+}
+
+// recvsLocked rebuilds the list of receive EVDs of the attached EPs.
+func (s *SRQ) recvsLocked() {
+	seen := map[*EVD]bool{}
+	var evds []*EVD
+	for ep := range s.eps {
+		if e := ep.recvEVD; e != nil && !seen[e] {
+			seen[e] = true
+			evds = append(evds, e)
 		}
 	}
-	s.qps = qps
+	s.recvs = evds
+}
+
+// growSlots gives the slot table room for n posted receives.
+func (s *SRQ) growSlots(n int) {
+	s.slotMu.Lock()
+	defer s.slotMu.Unlock()
+	for i := len(s.cookies); i < n; i++ {
+		s.free = append(s.free, uint32(i))
+	}
+	if n > len(s.cookies) {
+		s.cookies = append(s.cookies, make([]uint64, n-len(s.cookies))...)
+	}
+}
+
+// takeSlot stores cookie in a free slot; false when none is free.
+func (s *SRQ) takeSlot(cookie uint64) (uint32, bool) {
+	s.slotMu.Lock()
+	defer s.slotMu.Unlock()
+	if len(s.free) == 0 {
+		return 0, false
+	}
+	i := s.free[len(s.free)-1]
+	s.free = s.free[:len(s.free)-1]
+	s.cookies[i] = cookie
+	return i, true
+}
+
+// putSlot frees slot i and returns its cookie.
+func (s *SRQ) putSlot(i uint32) (uint64, bool) {
+	s.slotMu.Lock()
+	defer s.slotMu.Unlock()
+	if int(i) >= len(s.cookies) {
+		return 0, false
+	}
+	s.free = append(s.free, i)
+	return s.cookies[i], true
+}
+
+// recvDone converts a completion of the SRQ's receive in slot into out;
+// the EP is the one whose QP took the receive. Runs under the receive EVD's
+// pollMu.
+func (s *SRQ) recvDone(slot uint32, wc *rdma.WC, out *Event) bool {
+	cookie, ok := s.putSlot(slot)
+	if !ok {
+		Logf(LevelWarn, "SRQ %#x: completion of receive slot %d, which does not exist", s.Handle(), slot)
+		return false
+	}
+	s.completed.Add(1)
+	ep := s.ia.dev.epOfQP(wc.QPNum)
+	if ep == nil || ep.srq != s {
+		// The EP is gone: nobody will reap the completion.
+		s.outstanding.Add(-1)
+		return false
+	}
+	ep.recvEvent(cookie, 0, wc, s, out)
+	return true
 }
 
 // PostRecv adds a receive buffer (dat_srq_post_recv). The segments are
@@ -165,49 +277,62 @@ func (s *SRQ) PostRecv(segs []Segment, cookie uint64) error {
 	case s.outstanding.Load() >= int64(s.maxRecv):
 		return E(KindInsufficientResources, SubResourceSRQ)
 	}
-	for i := range segs {
-		g := &segs[i]
-		s.sge[i] = rdma.SGE{Addr: g.Addr, Length: g.Length, LKey: g.LMRContext}
+	sgl, _, err := fillSGL(s.sge[:], segs, s.maxIOV)
+	if err != nil {
+		return err
 	}
-	s.wr = rdma.RecvWR{Cookie: cookie, SGL: s.sge[:len(segs)]}
-	switch err := s.backend.PostRecv(&s.wr); err {
-	case nil:
-		s.outstanding.Add(1)
-		return nil
-	case rdma.ErrInvalid:
-		return ErrArg(3)
-	case rdma.ErrProtection:
-		return E(KindProtectionViolation, SubProtectionWrite)
-	case rdma.ErrPrivileges:
-		return E(KindPrivilegesViolation, SubPrivilegesWrite)
-	case rdma.ErrQueueFull:
+	slot, ok := s.takeSlot(cookie)
+	if !ok {
 		return E(KindInsufficientResources, SubResourceSRQ)
-	default:
-		return mapTransportError(err)
 	}
+	s.wr = rdma.RecvWR{WRID: wrid(wrSRQ, s.id, slot), SGL: sgl}
+	// Counted before the post: the completion may be polled before
+	// PostRecv returns.
+	s.outstanding.Add(1)
+	s.posted.Add(1)
+	err = s.backend.PostRecv(&s.wr)
+	s.wr.SGL = nil
+	if err == nil {
+		return nil
+	}
+	s.outstanding.Add(-1)
+	s.posted.Add(-1)
+	s.putSlot(slot)
+	switch {
+	case errors.Is(err, rdma.ErrInvalid):
+		return ErrArg(3)
+	case errors.Is(err, rdma.ErrProtection):
+		return E(KindProtectionViolation, SubProtectionWrite)
+	case errors.Is(err, rdma.ErrPrivileges):
+		return E(KindPrivilegesViolation, SubPrivilegesWrite)
+	case errors.Is(err, rdma.ErrQueueFull):
+		return E(KindInsufficientResources, SubResourceSRQ)
+	}
+	return mapTransportError(err)
 }
 
-// Query reports the SRQ's parameters (dat_srq_query). It first progresses
-// the attached EPs, so a message that has arrived shows as a taken buffer
-// without the consumer touching a receive EVD.
+// Query reports the SRQ's parameters (dat_srq_query). It first polls the
+// attached EPs' receive CQs, so a message that has arrived shows as a taken
+// buffer without the consumer dequeuing anything.
 func (s *SRQ) Query() (SRQParams, error) {
 	s.mu.Lock()
 	if s.dead {
 		s.mu.Unlock()
 		return SRQParams{}, ErrHandle(SubHandleSRQ)
 	}
-	qps := s.qps
+	recvs := s.recvs
 	s.mu.Unlock()
-	for _, q := range qps {
-		q.Progress()
+	for _, e := range recvs {
+		e.pump(-1)
 	}
+	s.ia.drainNoCQ()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.dead {
 		return SRQParams{}, ErrHandle(SubHandleSRQ)
 	}
 	return SRQParams{PZ: s.pz, MaxRecvDTOs: s.maxRecv, MaxRecvIOV: s.maxIOV, LowWatermark: s.lw,
-		Available: s.backend.Available(), Outstanding: int(s.outstanding.Load())}, nil
+		Available: int(s.posted.Load() - s.completed.Load()), Outstanding: int(s.outstanding.Load())}, nil
 }
 
 // SetLowWatermark sets and arms the low watermark (dat_srq_set_lw): one
@@ -228,7 +353,9 @@ func (s *SRQ) SetLowWatermark(lw int) error {
 		return ErrArg(2)
 	}
 	s.lw = lw
-	s.backend.ArmLimit(lw)
+	if err := s.backend.Modify(rdma.SRQAttr{Limit: lw}, rdma.SRQLimit); err != nil {
+		return mapTransportError(err)
+	}
 	return nil
 }
 
@@ -247,9 +374,10 @@ func (s *SRQ) Resize(n int) error {
 	case int64(n) < s.outstanding.Load(), n < s.lw:
 		return ErrState(SubNone)
 	}
-	if err := s.backend.Resize(n); err != nil {
+	if err := s.backend.Modify(rdma.SRQAttr{MaxWR: n}, rdma.SRQMaxWR); err != nil {
 		return mapTransportError(err)
 	}
+	s.growSlots(n)
 	s.maxRecv = n
 	return nil
 }
@@ -278,6 +406,7 @@ func (s *SRQ) destroyLocked() {
 	s.dead = true
 	s.mu.Unlock()
 	s.backend.Destroy()
+	srqIDs.remove(s.id)
 	s.pz.users--
 	delete(s.ia.srqs, s)
 	s.ia.handles.Release(s)

@@ -2,6 +2,7 @@ package core
 
 import (
 	"net/netip"
+	"strconv"
 	"testing"
 	"time"
 
@@ -11,6 +12,8 @@ import (
 var netipLoopback = netip.MustParseAddrPort("127.0.0.1:0")
 
 const waitFor = 5 * time.Second
+
+var sides int // names each side's device
 
 type side struct {
 	ia                      *IA
@@ -22,7 +25,8 @@ type side struct {
 
 func newSide(t *testing.T, f *fabric) *side {
 	t.Helper()
-	ia, err := OpenIA(IAConfig{Name: "fake", Device: newFakeDev(f), AsyncQLen: 64, Handles: &fakeHandles{}})
+	sides++
+	ia, err := OpenIA(f.config("side" + strconv.Itoa(sides)))
 	require.NoError(t, err)
 	t.Cleanup(func() { ia.Close(false) })
 	s := &side{ia: ia, async: ia.AsyncEVD()}

@@ -123,7 +123,7 @@ func TestManyThreadsOneIA(t *testing.T) {
 				time.Sleep(10 * time.Microsecond)
 				continue
 			}
-			f.qp.completeSend(t, rdma.StatusSuccess, 64)
+			f.qp.completeSend(t, rdma.WCSuccess)
 		}
 	}()
 	side.Add(1)
@@ -191,10 +191,25 @@ func TestPostsRaceWithDisconnect(t *testing.T) {
 			}
 		}()
 		time.Sleep(time.Duration(round) * 10 * time.Microsecond)
-		f.qp.end(rdma.ConnBroken, true)
+		f.qp.endScript(rdma.CMBroken, true)
 		<-done
+		// The connection event comes from the CM goroutine: take events
+		// until it came, then what is left.
 		seen := map[uint64]int{}
 		var ev Event
+		ended := false
+		for deadline := time.Now().Add(waitFor); !ended && time.Now().Before(deadline); {
+			if _, err := f.evd.Wait(time.Millisecond, 1, &ev); err != nil {
+				continue
+			}
+			switch ev.Number {
+			case EventDTOCompletion:
+				seen[ev.Cookie]++
+			case EventConnBroken:
+				ended = true
+			}
+		}
+		require.True(t, ended, "round %d: no BROKEN event", round)
 		for f.evd.Dequeue(&ev) == nil {
 			if ev.Number == EventDTOCompletion {
 				seen[ev.Cookie]++

@@ -12,6 +12,8 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"unsafe"
+
+	"godat/core"
 )
 
 // Layout of the C memory block an IA, EP or CR owns: socket addresses the
@@ -82,4 +84,38 @@ func datBool(b bool) C.DAT_BOOLEAN {
 		return C.DAT_TRUE
 	}
 	return C.DAT_FALSE
+}
+
+// evdFlagBits pairs the DAT 1.2 EVD flag bits with core's.
+var evdFlagBits = [...]struct {
+	c C.DAT_EVD_FLAGS
+	g core.EVDFlags
+}{
+	{C.DAT_EVD_SOFTWARE_FLAG, core.EVDSoftware}, {C.DAT_EVD_CR_FLAG, core.EVDCR}, {C.DAT_EVD_DTO_FLAG, core.EVDDTO},
+	{C.DAT_EVD_CONNECTION_FLAG, core.EVDConnection}, {C.DAT_EVD_RMR_BIND_FLAG, core.EVDRMRBind},
+	{C.DAT_EVD_ASYNC_FLAG, core.EVDAsync},
+}
+
+// evdFlagsFromC converts DAT EVD flags; ok is false for a bit DAT 1.2 does
+// not define.
+func evdFlagsFromC(f C.DAT_EVD_FLAGS) (core.EVDFlags, bool) {
+	var g core.EVDFlags
+	for _, b := range evdFlagBits {
+		if f&b.c != 0 {
+			g |= b.g
+			f &^= b.c
+		}
+	}
+	return g, f == 0
+}
+
+// evdFlagsToC is the inverse of evdFlagsFromC.
+func evdFlagsToC(g core.EVDFlags) C.DAT_EVD_FLAGS {
+	var f C.DAT_EVD_FLAGS
+	for _, b := range evdFlagBits {
+		if g&b.g != 0 {
+			f |= b.c
+		}
+	}
+	return f
 }

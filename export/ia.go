@@ -7,7 +7,6 @@ package main
 import "C"
 
 import (
-	"errors"
 	"net/netip"
 	"path/filepath"
 	"strings"
@@ -15,42 +14,36 @@ import (
 
 	"godat/core"
 	"godat/rdma"
-	"godat/rdma/soft"
 )
 
 // builtinLibs are the library names in dat.conf that mean "this library".
 var builtinLibs = map[string]bool{"libdat.so.1": true, "libdat.so": true, "libdat.so.1.2.0": true, "godat": true}
 
-// openDevice opens the transport an IA entry asks for.
-func openDevice(e core.RegistryEntry) (rdma.Device, error) {
+// backendOf picks the transport backend a dat.conf entry names: the
+// software provider for transport=shm, tcp and auto (and by default), the
+// verbs backend for transport=verbs. Backends register themselves
+// (backends.go imports them); an entry naming one that is not built in
+// opens nothing.
+func backendOf(e core.RegistryEntry) (string, rdma.Params, error) {
 	if !builtinLibs[filepath.Base(e.LibPath)] {
 		core.Logf(core.LevelWarn, "dat_ia_openv: %s: provider library %q is not built in (external providers are not supported)", e.IAName, e.LibPath)
-		return nil, core.ErrNameNotRegistered
+		return "", nil, core.ErrNameNotRegistered
 	}
 	params, err := core.ParseIAParams(e.IAParams)
 	if err != nil {
 		core.Logf(core.LevelWarn, "dat_ia_openv: %s (%s:%d): bad provider parameters: %v", e.IAName, e.File, e.Line, err)
-		return nil, core.ErrNameNotRegistered
+		return "", nil, core.ErrNameNotRegistered
 	}
-	dev, err := soft.Open(params)
-	switch {
-	case err == nil:
-		return dev, nil
-	case errors.Is(err, rdma.ErrInvalid):
-		// A parameter the provider cannot use (unknown transport, an
-		// address or interface this host does not have): the entry names
-		// no IA that can be opened here.
-		core.Logf(core.LevelWarn, "dat_ia_openv: %s (%s:%d): %v", e.IAName, e.File, e.Line, err)
-		return nil, core.ErrNameNotRegistered
+	if params["transport"] == "verbs" {
+		return "verbs", params, nil
 	}
-	core.Logf(core.LevelWarn, "dat_ia_openv: %s: %v", e.IAName, err)
-	return nil, core.ErrNoMemory
+	return "soft", params, nil
 }
 
 //export go_dat_ia_openv
 func go_dat_ia_openv(name *C.char, qlen C.DAT_COUNT, asyncEVD *C.DAT_EVD_HANDLE, iaOut *C.DAT_IA_HANDLE,
 	major, minor C.DAT_UINT32, threadSafe C.DAT_BOOLEAN) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_ia_openv")
+	defer doneName(&ret, "dat_ia_openv", name)
 	testPanic("dat_ia_openv")
 	switch {
 	case name == nil:
@@ -87,15 +80,18 @@ func go_dat_ia_openv(name *C.char, qlen C.DAT_COUNT, asyncEVD *C.DAT_EVD_HANDLE,
 	if err != nil {
 		return datReturn(err)
 	}
-	dev, err := openDevice(entry)
+	backend, params, err := backendOf(entry)
 	if err != nil {
 		return datReturn(err)
 	}
-	ia, err := core.OpenIA(core.IAConfig{Name: entry.IAName, Device: dev, AsyncQLen: int(qlen), AsyncEVD: given, NoAsync: noAsync, Handles: handles, Agent: callAgent})
+	ia, err := core.OpenIA(core.IAConfig{Name: entry.IAName, Backend: backend, Params: params, AsyncQLen: int(qlen),
+		AsyncEVD: given, NoAsync: noAsync, Handles: handles, Agent: callAgent})
 	if err != nil {
-		dev.Close()
 		return datReturn(err)
 	}
+	// datinfo reports the transport and the entry in use from this line.
+	core.Logf(core.LevelDebug, "dat_ia_openv: %s (%s:%d): opened %s, address %s",
+		entry.IAName, entry.File, entry.Line, ia.Device().Query().Name, ia.Device().Addr())
 	*iaOut = handleOf(ia)
 	handleOut(asyncEVD, asyncHandle(ia))
 	return C.DAT_SUCCESS
@@ -112,7 +108,7 @@ func asyncHandle(ia *core.IA) C.godat_handle {
 
 //export go_dat_ia_close
 func go_dat_ia_close(h C.godat_handle, flags C.DAT_CLOSE_FLAGS) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_ia_close")
+	defer done(&ret, "dat_ia_close", h)
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
 		return datReturn(err)
@@ -125,7 +121,7 @@ func go_dat_ia_close(h C.godat_handle, flags C.DAT_CLOSE_FLAGS) (ret C.DAT_RETUR
 
 //export go_dats_get_ia_handle
 func go_dats_get_ia_handle(h C.godat_handle, out *C.DAT_IA_HANDLE) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dats_get_ia_handle")
+	defer done(&ret, "dats_get_ia_handle", h)
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
 		return datReturn(err)
@@ -140,7 +136,7 @@ func go_dats_get_ia_handle(h C.godat_handle, out *C.DAT_IA_HANDLE) (ret C.DAT_RE
 //export go_dat_ia_query
 func go_dat_ia_query(h C.godat_handle, asyncEVD *C.DAT_EVD_HANDLE, iaMask C.DAT_IA_ATTR_MASK, iaAttr *C.DAT_IA_ATTR,
 	provMask C.DAT_PROVIDER_ATTR_MASK, provAttr *C.DAT_PROVIDER_ATTR) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_ia_query")
+	defer done(&ret, "dat_ia_query", h)
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
 		return datReturn(err)
@@ -217,7 +213,8 @@ func fillProviderAttr(out *C.DAT_PROVIDER_ATTR, ia *core.IA) {
 	v.is_thread_safe = C.DAT_TRUE
 	v.max_private_data_size = C.DAT_COUNT(a.MaxPrivateData)
 	v.supports_multipath = C.DAT_FALSE
-	v.ep_creator = C.DAT_PSP_CREATES_EP_NEVER
+	// A PSP creates EPs when made with DAT_PSP_PROVIDER_FLAG.
+	v.ep_creator = C.DAT_PSP_CREATES_EP_IFASKED
 	v.pz_support = C.DAT_PZ_UNIQUE
 	v.optimal_buffer_alignment = C.DAT_OPTIMAL_ALIGNMENT
 	// Any EVD may take any mix of streams (dat_ia_query(3DAT): "The

@@ -1,0 +1,214 @@
+package core
+
+import "godat/rdma"
+
+// The EVD's completion queue: how DTO completions become DAT events.
+
+func newEVD(ia *IA, qlen int, flags EVDFlags, cno *CNO) (*EVD, error) {
+	n := min(max(qlen, evdMinRing), evdInitRing)
+	e := &EVD{ia: ia, flags: flags, ring: make([]Event, n), qlen: qlen, enabled: true, waitable: true, cno: cno}
+	e.kind = TypeEVD
+	e.hasCNO.Store(cno != nil)
+	id, ok := evdIDs.add(e)
+	if !ok {
+		return nil, E(KindInsufficientResources, SubResourceTEVD)
+	}
+	e.id = id
+	if flags&EVDDTO != 0 {
+		cq, err := ia.dev.dev.CreateCQ(qlen, ia.comp, uint64(id))
+		if err != nil {
+			evdIDs.remove(id)
+			return nil, mapTransportError(err)
+		}
+		e.cq = cq
+	}
+	return e, nil
+}
+
+// pumpDequeue is dequeue's path when the ring is empty: one poll of the CQ;
+// the first completion that makes an event is returned in out at once (the
+// polling consumer's latency path takes no lock of the queue), the rest go
+// to the ring. It reports whether out was filled.
+func (e *EVD) pumpDequeue(out *Event) bool {
+	e.pollMu.Lock()
+	n := e.pollLocked()
+	if n == 0 {
+		e.pollMu.Unlock()
+		return false
+	}
+	k := e.convertLocked(n)
+	if k == 0 {
+		e.pollMu.Unlock()
+		return false
+	}
+	if k == 1 && e.queued.Load() == 0 && !e.blocked.Load() && !e.hasCNO.Load() {
+		*out = e.evs[0]
+		out.EVD = e
+		out.reaped()
+		e.evs[0] = Event{}
+		e.pollMu.Unlock()
+		return true
+	}
+	e.enqueueLocked(k)
+	e.pollMu.Unlock()
+	return false
+}
+
+// pump moves completions from the CQ into the ring: one batch, or
+// everything (max < 0) for a threshold wait, whose count must include them.
+// It returns the number of events added.
+func (e *EVD) pump(max int) int {
+	if e.cq == nil {
+		return 0
+	}
+	added := 0
+	e.pollMu.Lock()
+	for {
+		n := e.pollLocked()
+		if n == 0 {
+			break
+		}
+		k := e.convertLocked(n)
+		e.enqueueLocked(k)
+		added += k
+		if max >= 0 || n < len(e.wcs) {
+			break
+		}
+	}
+	e.pollMu.Unlock()
+	return added
+}
+
+// pollLocked polls the EVD's CQ, then its CQs on other devices if any,
+// into e.wcs; pollMu is held.
+func (e *EVD) pollLocked() int {
+	n := e.cq.Poll(e.wcs[:])
+	if n > 0 {
+		return n
+	}
+	if p := e.more.Load(); p != nil {
+		for _, f := range *p {
+			if n = f.cq.Poll(e.wcs[:]); n > 0 {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// arm arms every CQ of the EVD for the next completion.
+func (e *EVD) arm() {
+	if e.cq == nil {
+		return
+	}
+	_ = e.cq.Arm(false)
+	if p := e.more.Load(); p != nil {
+		for _, f := range *p {
+			_ = f.cq.Arm(false)
+		}
+	}
+}
+
+// enqueueLocked moves the first k converted events into the ring; pollMu
+// is held, so they enter in the CQ's order.
+func (e *EVD) enqueueLocked(k int) {
+	if k == 0 {
+		return
+	}
+	e.mu.Lock()
+	if e.dead {
+		e.mu.Unlock()
+		for i := 0; i < k; i++ {
+			e.evs[i].reaped()
+			e.evs[i] = Event{}
+		}
+		return
+	}
+	trigger := false
+	for i := 0; i < k; i++ {
+		trigger = e.insertLocked(&e.evs[i]) || trigger
+		e.evs[i] = Event{}
+	}
+	cno := e.cno
+	e.mu.Unlock()
+	if trigger {
+		cno.trigger(e)
+	}
+}
+
+// drainDeadLocked empties the CQ of a destroyed EVD, releasing what its
+// completions held; pollMu is held.
+func (e *EVD) drainDeadLocked() {
+	for {
+		n := e.pollLocked()
+		if n == 0 {
+			return
+		}
+		k := e.convertLocked(n)
+		for i := 0; i < k; i++ {
+			e.evs[i].reaped()
+			e.evs[i] = Event{}
+		}
+	}
+}
+
+// convertLocked turns the n polled completions into events in e.evs,
+// dropping the ones that make no event (suppressed successes, completions
+// of objects freed since); it returns how many events it made. pollMu is
+// held.
+func (e *EVD) convertLocked(n int) int {
+	k := 0
+	for i := 0; i < n; i++ {
+		wc := &e.wcs[i]
+		kind, id, seq := wridSplit(wc.WRID)
+		ev := &e.evs[k]
+		var ok bool
+		switch kind {
+		case wrSend:
+			if ep := epIDs.get(id); ep != nil {
+				ok = ep.sendDone(seq, wc, ev)
+			}
+		case wrRecv:
+			if ep := epIDs.get(id); ep != nil {
+				ok = ep.recvDone(seq, wc, ev)
+			}
+		case wrSRQ:
+			if s := srqIDs.get(id); s != nil {
+				ok = s.recvDone(seq, wc, ev)
+			}
+		}
+		if ok {
+			k++
+		}
+	}
+	return k
+}
+
+// dtoStatus maps a transport completion status to the DAT DTO status: the
+// one place the two numberings meet (see the transport-contract notes for
+// which verbs status each backend uses for what).
+func dtoStatus(s rdma.WCStatus) DTOStatus {
+	switch s {
+	case rdma.WCSuccess:
+		return DTOSuccess
+	case rdma.WCWRFlushErr:
+		return DTOFlushed
+	case rdma.WCLocLenErr:
+		return DTOLocalLength
+	case rdma.WCLocQPOpErr, rdma.WCLocEECOpErr:
+		return DTOLocalEP
+	case rdma.WCLocProtErr, rdma.WCLocAccessErr:
+		return DTOLocalProtection
+	case rdma.WCBadRespErr:
+		return DTOBadResponse
+	case rdma.WCRemAccessErr:
+		return DTORemoteAccess
+	case rdma.WCRemInvReqErr, rdma.WCRemOpErr:
+		return DTORemoteResponder
+	case rdma.WCRNRRetryExcErr:
+		return DTOReceiverNotReady
+	case rdma.WCMWBindErr:
+		return DTORMROperationFailed
+	}
+	return DTOTransport
+}

@@ -1,0 +1,7 @@
+package main
+
+// The transport backends built into the library; each registers itself
+// with rdma.Register under the name backendOf picks.
+import (
+	_ "godat/rdma/soft"
+)
