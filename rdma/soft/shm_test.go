@@ -133,7 +133,7 @@ func TestRingCorruptionBreaksOnlyThatConnection(t *testing.T) {
 	require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{SGL: []rdma.SGE{sge(rb, rmr)}}))
 	a.qp.(*qp).mu.Lock()
 	off := w.tx.slot(w.tx.head)
-	h := hdr{typ: msgSend, len: eagerMax + 1} // too long for a slot, no descriptor
+	h := hdr{typ: msgSend, flags: flAckReq, len: eagerMax + 1} // too long for a slot, no descriptor
 	putDataSlot(w.mem, off, &h, 0, 0)
 	pos := w.tx.head
 	w.tx.publish()
