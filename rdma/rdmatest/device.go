@@ -86,6 +86,7 @@ func (s *suite) deviceCloseEndsEverything(t *testing.T) {
 		var ev rdma.CMEvent
 		got <- cm2.Get(&ev, 3*bound)
 	}()
+	time.Sleep(20 * time.Millisecond) // let them sleep (or not: either must work)
 
 	require.NoError(t, a.side.close())
 	select {
@@ -358,6 +359,7 @@ func (s *suite) channelSeqWaitWake(t *testing.T) {
 			done <- struct{}{}
 		}()
 	}
+	time.Sleep(20 * time.Millisecond) // let them sleep (or not: either must work)
 	ch.Wake()
 	for i := range 3 {
 		select {
@@ -428,6 +430,9 @@ func (s *suite) channelCMGet(t *testing.T) {
 		var ev rdma.CMEvent
 		got <- cm.Get(&ev, 3*bound)
 	}()
+	// Give the Get time to start sleeping (if it has not, this is the test
+	// of a Get after Destroy, which passes as well).
+	time.Sleep(20 * time.Millisecond)
 	require.NoError(t, cm.Destroy())
 	select {
 	case err := <-got:

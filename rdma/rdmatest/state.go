@@ -212,16 +212,14 @@ func exchange(t *testing.T, w *world, a, b *conn, seed uint64) {
 }
 
 // A graceful disconnect lets the sends posted before it complete, then ends
-// the connection.
+// the connection: here the sends wait for receives the peer posts only
+// after the disconnect began.
 func (s *suite) stateGraceful(t *testing.T) {
 	w := s.world(t)
 	a, b := w.pair()
 	const n, size = 4, 1 << 20
 	sb, rb := a.side.buf(n*size, accAll), b.side.buf(n*size, accAll)
 	fill(sb.b, 5)
-	for i := range n {
-		require.NoError(t, b.qp.PostRecv(recv(uint64(i), rb.sge(i*size, size))))
-	}
 	for i := range n {
 		fl := rdma.SendSignaled
 		if i == 1 {
@@ -230,6 +228,9 @@ func (s *suite) stateGraceful(t *testing.T) {
 		require.NoError(t, a.qp.PostSend(send(uint64(i), fl, sb.sge(i*size, size))))
 	}
 	require.NoError(t, a.qp.Disconnect(true))
+	for i := range n {
+		require.NoError(t, b.qp.PostRecv(recv(uint64(i), rb.sge(i*size, size))))
+	}
 	for _, i := range []uint64{0, 2, 3} {
 		checkWC(t, w.take1(a.scq), i, rdma.WCSuccess, rdma.WCSend, a)
 	}
