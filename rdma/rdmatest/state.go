@@ -63,6 +63,7 @@ func (s *suite) stateConnect(t *testing.T) {
 	require.Equal(t, a.side.dev.Addr(), b.qp.RemoteAddr().Addr(), "passive QP's remote address")
 	require.Equal(t, b.side.dev.Addr(), b.qp.LocalAddr().Addr(), "passive QP's local address")
 	require.Equal(t, a.qp.LocalAddr(), b.qp.RemoteAddr(), "the passive side sees the active side's address and port")
+	require.Equal(t, b.qp.LocalAddr(), a.qp.RemoteAddr(), "the active side sees the passive side's address and port")
 	require.Equal(t, req.RemoteAddr(), b.qp.RemoteAddr())
 }
 
