@@ -1,8 +1,10 @@
 package rdmatest
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -22,6 +24,8 @@ var dataTests = []test{
 	{"SigAll", (*suite).dataSigAll},
 	{"FenceAfterRead", (*suite).dataFence},
 	{"SendsWaitForReceives", (*suite).dataSendsWait},
+	{"PingPong", (*suite).dataPingPong},
+	{"ConcurrentPosters", (*suite).dataConcurrent},
 }
 
 const canary = 0xa5
@@ -392,4 +396,81 @@ func (s *suite) dataSendsWait(t *testing.T) {
 	for i, wc := range w.take(a.scq, len(signalled)) {
 		checkWC(t, wc, signalled[i], rdma.WCSuccess, rdma.WCSend, a)
 	}
+}
+
+// A hundred round trips, each side answering the other's message.
+func (s *suite) dataPingPong(t *testing.T) {
+	w := s.world(t)
+	a, b := w.pair()
+	ab, bb := a.side.buf(8, accAll), b.side.buf(8, accAll)
+	for i := range 100 {
+		require.NoError(t, b.qp.PostRecv(recv(uint64(i), bb.all())))
+		binary.LittleEndian.PutUint64(ab.b, uint64(2*i))
+		require.NoError(t, a.qp.PostSend(send(uint64(i), 0, ab.all())))
+		checkWC(t, w.take1(b.rcq), uint64(i), rdma.WCSuccess, rdma.WCRecv, b)
+		require.Equal(t, uint64(2*i), binary.LittleEndian.Uint64(bb.b))
+		require.NoError(t, a.qp.PostRecv(recv(uint64(i), ab.all())))
+		binary.LittleEndian.PutUint64(bb.b, uint64(2*i+1))
+		require.NoError(t, b.qp.PostSend(send(uint64(i), 0, bb.all())))
+		checkWC(t, w.take1(a.rcq), uint64(i), rdma.WCSuccess, rdma.WCRecv, a)
+		require.Equal(t, uint64(2*i+1), binary.LittleEndian.Uint64(ab.b))
+	}
+}
+
+// Goroutines post on their own QPs at once while the test polls the CQs
+// they share: every message arrives, each QP's in order.
+func (s *suite) dataConcurrent(t *testing.T) {
+	w := s.world(t)
+	const n, per = 4, 200
+	as, bs := w.open(), w.open()
+	if as.attr.MaxQPWR < per || bs.attr.MaxCQE < n*per {
+		t.Skipf("the device's queues cannot hold %d requests", per)
+	}
+	scq, rcq := as.newCQ(n*per), bs.newCQ(n*per)
+	cp := rdma.QPCap{MaxSendWR: per, MaxRecvWR: per, MaxSendSGE: 1, MaxRecvSGE: 1}
+	var a, b []*conn
+	byNum := map[uint32]int{}
+	for i := range n {
+		a = append(a, as.newQP(qpOpts{scq: scq, cap: cp}))
+		b = append(b, bs.newQP(qpOpts{rcq: rcq, cap: cp}))
+		w.connect(a[i], b[i])
+		byNum[b[i].qp.Num()] = i
+	}
+	sb, rb := as.buf(n*per*8, accAll), bs.buf(n*per*8, accAll)
+	for i := range n {
+		for k := range per {
+			binary.LittleEndian.PutUint64(sb.b[(i*per+k)*8:], uint64(i<<32|k))
+			require.NoError(t, b[i].qp.PostRecv(recv(uint64(k), rb.sge((i*per+k)*8, 8))))
+		}
+	}
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			for k := range per {
+				fl := rdma.SendFlags(0)
+				if k%10 == 9 {
+					fl = rdma.SendSignaled
+				}
+				if err := a[i].qp.PostSend(send(uint64(k), fl, sb.sge((i*per+k)*8, 8))); err != nil {
+					errs <- fmt.Errorf("QP %d, send %d: %w", i, k, err)
+					return
+				}
+			}
+		})
+	}
+	wcs := w.take(rcq, n*per)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	next := make([]int, n)
+	for _, wc := range wcs {
+		i := byNum[wc.QPNum]
+		checkWC(t, wc, uint64(next[i]), rdma.WCSuccess, rdma.WCRecv, b[i])
+		next[i]++
+	}
+	sameBytes(t, sb.b, rb.b, "messages of %d concurrent posters", n)
+	w.take(scq, n*per/10)
 }
