@@ -18,6 +18,7 @@ var dataTests = []test{
 	{"Inline", (*suite).dataInline},
 	{"RDMAWrite", (*suite).dataWrite},
 	{"RDMARead", (*suite).dataRead},
+	{"ManyReads", (*suite).dataManyReads},
 	{"WriteVisibleAtSendCompletion", (*suite).dataWriteThenSend},
 	{"Solicited", (*suite).dataSolicited},
 	{"Unsignalled", (*suite).dataUnsignalled},
@@ -238,6 +239,25 @@ func (s *suite) dataRead(t *testing.T) {
 			require.Equal(t, byte(canary), db.b[pad+n+j], "byte %d after the read range", j)
 		}
 	}
+}
+
+// More RDMA reads than the initiator depth (MaxQPInitRdAtom) posted at
+// once all complete, in order, with their data.
+func (s *suite) dataManyReads(t *testing.T) {
+	w := s.world(t)
+	a, b := w.pair()
+	n := min(3*a.side.attr.MaxQPInitRdAtom, a.qp.Cap().MaxSendWR, 96)
+	const size = 4096
+	src := b.side.buf(n*size, rdma.AccessRemoteRead)
+	fill(src.b, 77)
+	dst := a.side.buf(n*size, accAll)
+	for i := range n {
+		require.NoError(t, a.qp.PostSend(read(uint64(i), rdma.SendSignaled, src.addr+uint64(i*size), src.mr.RKey(), dst.sge(i*size, size))))
+	}
+	for i, wc := range w.take(a.scq, n) {
+		checkWC(t, wc, uint64(i), rdma.WCSuccess, rdma.WCRDMARead, a)
+	}
+	sameBytes(t, src.b, dst.b, "%d RDMA reads", n)
 }
 
 // An RDMA write followed by a send on the same QP: when the send's receive
