@@ -17,7 +17,9 @@ package soft
 // Fd is an eventfd created on first use. While it exists, notifications
 // also write it, and a goroutine asleep on the futex turns peers' hints
 // into progress (so a consumer that only polls the fd is woken for
-// arrivals); until then the hot path pays one atomic load for it.
+// arrivals); until then the hot path pays one atomic load for it. It is
+// readable after a notification, until the next Seq (the caller then
+// polls its CQs, arms them, polls again and polls the fd).
 
 import (
 	"sync"
@@ -32,6 +34,7 @@ type compChannel struct {
 	refs atomic.Int32 // CQs that notify it
 	dead atomic.Bool
 	fdOn atomic.Bool // the eventfd exists: notifications write it
+	born uint32      // the bell word when the channel was created
 
 	fdMu   sync.Mutex // leaf: creating and closing the eventfd
 	efd    eventfd
@@ -41,12 +44,12 @@ type compChannel struct {
 
 // CreateCompChannel creates a completion channel (ibv_create_comp_channel).
 func (d *device) CreateCompChannel() (rdma.CompChannel, error) {
-	c := &compChannel{dev: d, efd: -1}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed.Load() {
 		return nil, rdma.ErrClosed
 	}
+	c := &compChannel{dev: d, efd: -1, born: d.bell.ld32(bellOffSeq)}
 	d.chans[c] = struct{}{}
 	return c, nil
 }
@@ -63,6 +66,15 @@ func (c *compChannel) Fd() int {
 		return -1
 	}
 	c.efd = e
+	if c.dev.bellEnter() {
+		// A channel that was ever notified gets a readable fd (a
+		// notification before the fd existed must not be lost; an early
+		// wake-up is allowed).
+		if c.dev.bell.ld32(bellOffSeq) != c.born {
+			e.signal()
+		}
+		c.dev.bellLeave()
+	}
 	c.bridge, c.gone = make(chan struct{}), make(chan struct{})
 	c.fdOn.Store(true)
 	go c.bridgeLoop(c.bridge, c.gone)

@@ -24,8 +24,6 @@ type conn struct {
 
 	// Send side, under qp.mu.
 	sends     uint32 // SEND messages issued (grant accounting)
-	eager     uint32 // eager sends the wire reports written
-	eagerSent uint32 // ... of which written so far
 	acked     uint32 // requests numbered for the peer's acknowledgement
 	peerAcked uint32 // acknowledged by the peer
 	asked     bool   // we asked for a grant beyond askedAt
@@ -56,12 +54,14 @@ func (q *qp) newConn(w wire) *conn {
 // readsOut is the number of reads issued and not answered.
 func (c *conn) readsOut() int { return int(c.rdTail - c.rdHead) }
 
-// grantLocked is our grant: the receives posted on this connection, or on
-// an SRQ, srqWindow messages beyond those completed; q.mu is held.
-func (c *conn) grantLocked() uint32 {
+// grantLocked is our grant: the receives posted on this connection with
+// the room of the smallest not yet used, or on an SRQ, srqWindow messages
+// beyond those completed and no room (any receive of the SRQ may be the
+// one, even one posted later); q.mu is held.
+func (c *conn) grantLocked() credit {
 	q := c.q
 	if q.srq != nil {
-		return uint32(srqWindow + c.srqDone)
+		return mkCredit(uint32(srqWindow+c.srqDone), 0)
 	}
-	return uint32(q.rqTail - c.recvBase)
+	return mkCredit(uint32(q.rqTail-c.recvBase), q.room)
 }

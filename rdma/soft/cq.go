@@ -47,6 +47,9 @@ func pow2(n uint64) uint64 {
 
 // CreateCQ creates a completion queue (ibv_create_cq).
 func (d *device) CreateCQ(depth int, ch rdma.CompChannel, ctx uint64) (rdma.CQ, error) {
+	if d.closed.Load() {
+		return nil, rdma.ErrClosed
+	}
 	if depth < 1 || depth > maxCQE {
 		return nil, rdma.ErrInvalid
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"godat/rdma"
 )
@@ -24,7 +25,6 @@ type end struct {
 	scq  rdma.CQ
 	rcq  rdma.CQ
 	qp   rdma.QP
-	keep [][]byte
 	evs  []rdma.AsyncEvent
 	asyn chan rdma.AsyncEvent
 }
@@ -70,11 +70,12 @@ func (e *end) newQP(t testing.TB, s rdma.SRQ) rdma.QP {
 	return q
 }
 
-// buf allocates and registers n bytes.
+// buf maps and registers n bytes (outside the Go heap, as a C program's
+// memory is: the race detector cannot see the happens-before edges that go
+// through a socket or another process).
 func (e *end) buf(t testing.TB, n int, acc rdma.Access) ([]byte, rdma.MR) {
 	t.Helper()
-	b := make([]byte, n)
-	e.keep = append(e.keep, b)
+	b := mapBuf(t, n)
 	mr, err := e.pd.RegMR(BufAddr(b), uint64(n), acc)
 	require.NoError(t, err)
 	return b, mr
@@ -140,4 +141,14 @@ func pollNone(t testing.TB, cq rdma.CQ, d time.Duration) {
 		require.Zero(t, cq.Poll(wc), "unexpected completion")
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// mapBuf maps n bytes, unmapped at the test's end.
+func mapBuf(t testing.TB, n int) []byte {
+	t.Helper()
+	size := (max(n, 1) + 4095) &^ 4095
+	b, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = unix.Munmap(b) })
+	return b[:n]
 }

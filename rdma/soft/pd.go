@@ -79,7 +79,7 @@ func (p *pd) RegMR(addr, length uint64, access rdma.Access) (rdma.MR, error) {
 		access&^(rdma.AccessLocalWrite|rdma.AccessRemoteWrite|rdma.AccessRemoteRead) != 0 {
 		return nil, rdma.ErrInvalid
 	}
-	if p.dead.Load() {
+	if p.dead.Load() || p.dev.closed.Load() {
 		return nil, rdma.ErrClosed
 	}
 	if !mapped(addr, length) {
@@ -113,7 +113,7 @@ func (m *mr) RKey() uint32 { return m.key }
 
 // Dereg deregisters the region (ibv_dereg_mr).
 func (m *mr) Dereg() error {
-	if !m.dead.CompareAndSwap(false, true) {
+	if !m.dead.CompareAndSwap(false, true) || m.pd.dev.closed.Load() {
 		return rdma.ErrClosed
 	}
 	m.pd.dev.keys.remove(m.key, m.slot)

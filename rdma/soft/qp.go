@@ -45,7 +45,7 @@ type sqe struct {
 	state  uint8 // sqQueued, sqIssued, sqDone
 	waitOn uint8 // what an issued request waits for
 	status rdma.WCStatus
-	seq    uint32 // number among eager sends, acked requests or reads
+	seq    uint32 // number among acknowledged requests
 	length uint64
 	raddr  uint64
 	rkey   uint32
@@ -63,7 +63,6 @@ const (
 // What an issued request waits for.
 const (
 	waitNone  = iota
-	waitSent  // the wire writing it (conn.eagerSent)
 	waitAck   // the peer's acknowledgement (conn.peerAcked)
 	waitRead  // the read response
 	waitFence // not issued: an earlier read is outstanding
@@ -109,8 +108,9 @@ type qp struct {
 	rq             []rqe
 	rqMask         uint64
 	rqHead, rqTail uint64
-	srqCur         rqe  // the receive taken from the SRQ for the message being placed
-	srqHeld        bool // srqCur holds a receive not yet completed
+	room           uint32 // smallest receive posted since the queue was last empty
+	srqCur         rqe    // the receive taken from the SRQ for the message being placed
+	srqHeld        bool   // srqCur holds a receive not yet completed
 
 	// shmw is the shared-memory wire of the current connection, for the
 	// drain to find from a hint without the QP lock.
@@ -179,6 +179,9 @@ func grantCap(c rdma.QPCap, withSRQ bool) rdma.QPCap {
 
 // CreateQP creates a reliable-connected queue pair in Init.
 func (d *device) CreateQP(attr rdma.QPInitAttr) (rdma.QP, error) {
+	if d.closed.Load() {
+		return nil, rdma.ErrClosed
+	}
 	p, sc, rc, s, ch, err := d.checkAttr(&attr)
 	if err != nil {
 		return nil, err

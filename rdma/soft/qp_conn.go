@@ -134,19 +134,16 @@ func (q *qp) teardownLocked(how endHow) {
 	}
 }
 
-// flushSendsLocked completes every send-queue request: finished ones as
-// they finished (successes only when signalled), the rest as flushed.
+// flushSendsLocked completes every request not yet completed: one that
+// failed with its error, every other as flushed (verbs: a request not
+// completed when the QP enters Error is flushed, whether or not the wire
+// carried it).
 func (q *qp) flushSendsLocked() {
 	for ; q.sqHead != q.sqTail; q.sqHead++ {
 		e := &q.sq[q.sqHead&q.sqMask]
-		switch {
-		case e.state == sqDone && e.status == rdma.WCSuccess:
-			if e.flags&rdma.SendSignaled != 0 {
-				q.pushSend(e, rdma.WCSuccess)
-			}
-		case e.state == sqDone:
+		if e.state == sqDone && e.status != rdma.WCSuccess {
 			q.pushSend(e, e.status)
-		default:
+		} else {
 			q.pushSend(e, rdma.WCWRFlushErr)
 		}
 	}

@@ -161,8 +161,7 @@ func (q *qp) onReadDone(c *conn, st rdma.WCStatus) error {
 	}
 	e.finish(st, n)
 	if st == rdma.WCRemAccessErr {
-		q.completeSendsLocked()
-		q.endLocked(endAbort, rdma.CMBroken)
+		q.fatalLocked(endAbort)
 		return errGone
 	}
 	// A fenced request or one beyond the read limit may go now (the

@@ -64,8 +64,7 @@ func (q *qp) issueLocked(fresh bool) (flush bool) {
 				// is gone): the connection breaks (verbs QP access error)
 				// and the target raises its async event.
 				q.sqExec++
-				q.completeSendsLocked()
-				q.endLocked(endAccess, rdma.CMBroken)
+				q.fatalLocked(endAccess)
 				return flush
 			}
 		}
@@ -120,8 +119,8 @@ func (q *qp) issueOne(c *conn, e *sqe, fresh bool) int {
 	w := c.w
 	switch e.op {
 	case rdma.WRSend:
-		g := w.peerGrant(c.sends)
-		if !after(g, c.sends) {
+		cr := w.peerGrant(c.sends)
+		if g := cr.n(); !after(g, c.sends) {
 			// An RNR wait without limit: the send stays queued; ask once
 			// per grant seen.
 			if !c.asked || c.askedAt != g {
@@ -135,7 +134,7 @@ func (q *qp) issueOne(c *conn, e *sqe, fresh bool) int {
 		if e.flags&rdma.SendSolicited != 0 {
 			h.flags |= flSolicited
 		}
-		if L > eagerMax {
+		if L > eagerMax || L > uint64(cr.room()) || !w.eagerArrives() {
 			h.flags |= flAckReq
 		}
 		return q.issued(c, e, w.send(&h, sgl), L)
@@ -175,17 +174,12 @@ func (q *qp) issued(c *conn, e *sqe, r issued, L uint64) int {
 		c.sends++
 	}
 	e.length = L
-	switch r {
-	case issuedDone:
+	if r == issuedDone {
 		e.finish(rdma.WCSuccess, L)
 		return actNext
-	case issuedSent:
-		c.eager++
-		e.state, e.waitOn, e.seq = sqIssued, waitSent, c.eager
-	case issuedAcked:
-		c.acked++
-		e.state, e.waitOn, e.seq = sqIssued, waitAck, c.acked
 	}
+	c.acked++
+	e.state, e.waitOn, e.seq = sqIssued, waitAck, c.acked
 	return actIO
 }
 
@@ -198,10 +192,7 @@ func (q *qp) doneLocked(e *sqe) bool {
 	if c == nil || e.state != sqIssued {
 		return false
 	}
-	switch {
-	case e.waitOn == waitSent && !after(e.seq, c.eagerSent):
-		e.finish(rdma.WCSuccess, e.length)
-	case e.waitOn == waitAck && !after(e.seq, c.peerAcked):
+	if e.waitOn == waitAck && !after(e.seq, c.peerAcked) {
 		e.finish(rdma.WCSuccess, e.length)
 	}
 	return e.state == sqDone
@@ -209,7 +200,18 @@ func (q *qp) doneLocked(e *sqe) bool {
 
 // completeSendsLocked pushes finished requests in post order: successes
 // only when signalled, errors always.
-func (q *qp) completeSendsLocked() {
+func (q *qp) completeSendsLocked() { q.completeLocked(false) }
+
+// fatalLocked ends the connection after a request failed in a way that
+// breaks it: the requests before the failed one complete as they finished,
+// the failed one with its error, and every later one is flushed, even one
+// the wire already carried (verbs: the QP is in Error from that error on).
+func (q *qp) fatalLocked(how endHow) {
+	q.completeLocked(true)
+	q.endLocked(how, rdma.CMBroken)
+}
+
+func (q *qp) completeLocked(stopAtError bool) {
 	for q.sqHead != q.sqExec {
 		e := &q.sq[q.sqHead&q.sqMask]
 		if !q.doneLocked(e) {
@@ -219,6 +221,9 @@ func (q *qp) completeSendsLocked() {
 			q.pushSend(e, e.status)
 		}
 		q.sqHead++
+		if stopAtError && e.status != rdma.WCSuccess {
+			return
+		}
 	}
 	if q.state == rdma.QPSSQD && q.sqHead == q.sqTail {
 		q.dev.ringSelf() // the graceful disconnect sleeps on the bell
@@ -246,19 +251,6 @@ func (q *qp) pushSend(e *sqe, st rdma.WCStatus) {
 }
 
 // ---- callbacks from the wire ----
-
-// sent: the wire wrote the eager sends up to n of connection c.
-func (q *qp) sent(c *conn, n uint32) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.c != c {
-		return
-	}
-	if after(n, c.eagerSent) {
-		c.eagerSent = n
-	}
-	q.completeSendsLocked()
-}
 
 // kick: something an issue waited for may be there now (a grant, ring
 // room); retry. It returns the wire to flush.
@@ -291,10 +283,11 @@ func (q *qp) nakedLocked(c *conn, k uint32, st rdma.WCStatus) {
 	if after(k, c.peerAcked) {
 		c.peerAcked = k
 	}
-	q.completeSendsLocked()
 	if st == rdma.WCRemAccessErr || st == rdma.WCLocProtErr {
-		q.endLocked(endAbort, rdma.CMBroken)
+		q.fatalLocked(endAbort) // the peer ends it too
+		return
 	}
+	q.completeSendsLocked()
 }
 
 // kick retries what the send queue of c waits for (a grant, ring room).
@@ -330,27 +323,22 @@ func (q *qp) verdict(c *conn, typ uint8, num uint32, st rdma.WCStatus) bool {
 	return q.c == c
 }
 
-// wireFault: the wire could not read our memory for an issued request (an
-// eager send when eager, else an acknowledged one, numbered seq) after its
-// header left: the request fails as a local protection error and the
-// connection ends (the stream cannot go on without it).
-func (q *qp) wireFault(c *conn, eager bool, seq uint32) {
+// wireFault: the wire could not read our memory for the acknowledged
+// request numbered seq after its header left: the request fails as a
+// local protection error and the connection ends (the stream cannot go on
+// without it).
+func (q *qp) wireFault(c *conn, seq uint32) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.c != c {
 		return
 	}
-	want := uint8(waitAck)
-	if eager {
-		want = waitSent
-	}
 	for p := q.sqHead; p != q.sqExec; p++ {
 		e := &q.sq[p&q.sqMask]
-		if e.state == sqIssued && e.waitOn == want && e.seq == seq {
+		if e.state == sqIssued && e.waitOn == waitAck && e.seq == seq {
 			e.finish(rdma.WCLocProtErr, 0)
 			break
 		}
 	}
-	q.completeSendsLocked()
-	q.endLocked(endAbort, rdma.CMBroken)
+	q.fatalLocked(endAbort)
 }

@@ -378,7 +378,7 @@ func (w *shmWire) deliverRemaining() {
 		return
 	}
 	for w.rx.ready() {
-		if w.mem.get32(w.rx.slot(w.rx.tail)+dsOffType)&(flAckReq<<8) != 0 {
+		if w.mem.get64(w.rx.slot(w.rx.tail)+dsOffLen) > eagerMax {
 			return
 		}
 		t := w.rx.tail

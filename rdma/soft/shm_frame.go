@@ -14,10 +14,10 @@ const (
 	dsOffType  = 8  // uint32: type | flags<<8
 	dsOffNum   = 12 // uint32
 	dsOffAux   = 16 // uint32
-	dsOffGrant = 20 // uint32 the producer's grant for the other direction
+	dsOffNSGE  = 20 // uint32 rendezvous descriptors
 	dsOffLen   = 24 // uint64
 	dsOffAddr  = 32 // uint64
-	dsOffNSGE  = 40 // uint32 rendezvous descriptors
+	dsOffGrant = 40 // uint64 the producer's credit for the other direction
 	dsOffData  = slotHdr
 
 	csOffType   = 8  // uint32
@@ -33,31 +33,35 @@ type rdvDesc struct {
 
 // putDataSlot writes a data slot's header (the payload or descriptors are
 // written by the caller).
-func putDataSlot(m seg, off int, h *hdr, grant uint32, nsge int) {
+func putDataSlot(m seg, off int, h *hdr, grant credit, nsge int) {
 	m.put32(off+dsOffType, uint32(h.typ)|uint32(h.flags)<<8)
 	m.put32(off+dsOffNum, h.num)
 	m.put32(off+dsOffAux, h.aux)
-	m.put32(off+dsOffGrant, grant)
+	m.put64(off+dsOffGrant, uint64(grant))
 	m.put64(off+dsOffLen, h.len)
 	m.put64(off+dsOffAddr, h.addr)
 	m.put32(off+dsOffNSGE, uint32(nsge))
 }
 
 // getDataSlot decodes and checks a published data slot. Only SENDs travel
-// on the data ring; an eager one carries at most eagerMax bytes in the
-// slot, a rendezvous one (flAckReq) a descriptor of the sender's memory
-// whose segments add up to its length. ok is false for anything else.
-func getDataSlot(m seg, off int, d *rdvDesc) (h hdr, grant uint32, ok bool) {
+// on the data ring; one of at most eagerMax bytes carries them in the
+// slot, a larger one (a rendezvous message, which asks for a verdict) a
+// descriptor of the sender's memory whose segments add up to its length.
+// ok is false for anything else.
+func getDataSlot(m seg, off int, d *rdvDesc) (h hdr, grant credit, ok bool) {
 	t := m.get32(off + dsOffType)
 	h.typ, h.flags = uint8(t), uint8(t>>8)
 	h.num, h.aux = m.get32(off+dsOffNum), m.get32(off+dsOffAux)
-	grant = m.get32(off + dsOffGrant)
+	grant = credit(m.get64(off + dsOffGrant))
 	h.len, h.addr = m.get64(off+dsOffLen), m.get64(off+dsOffAddr)
 	if t>>16 != 0 || h.typ != msgSend || h.flags&^(flSolicited|flAckReq) != 0 || h.len > maxMsgSize {
 		return h, 0, false
 	}
+	if h.len <= eagerMax {
+		return h, grant, true
+	}
 	if h.flags&flAckReq == 0 {
-		return h, grant, h.len <= eagerMax
+		return h, 0, false
 	}
 	ns := m.get32(off + dsOffNSGE)
 	if ns > maxSGE || ns == 0 && h.len != 0 {

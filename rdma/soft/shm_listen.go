@@ -140,19 +140,24 @@ func (sp *shmPending) accept(q *qp, priv []byte, gone bool) error {
 	case q.state != rdma.QPSInit:
 		return rdma.ErrState
 	}
-	w := newShmWire(d, q, sp.maps.mem, false)
+	gone = gone || sp.gone
+	var mem seg
+	if !gone {
+		mem = sp.maps.mem // the goroutine unmaps them once it saw the requester go
+	}
+	w := newShmWire(d, q, mem, false)
 	c := q.newConn(w)
-	w.c, w.gen, w.sock = c, q.gen, sp.sock
+	w.c, w.gen = c, q.gen
 	w.selfHint = hintFor(q.slot, q.gen)
 	q.bindLocked(c, false)
 	q.local = netip.AddrPortFrom(d.addr, uint16(sp.l.svc))
 	q.remote = netip.AddrPortFrom(sp.msg.addr, sp.msg.port)
-	if gone || sp.gone {
+	if gone {
 		// The requester left before the answer: the accepted QP fails.
-		w.sock = nil
 		q.endLocked(endAbort, rdma.CMAcceptError)
 		return nil
 	}
+	w.sock = sp.sock
 	w.install(sp.maps, sp.pid, &sp.msg)
 	q.shmw.Store(w)
 	d.shm.conns.Add(1)

@@ -24,8 +24,8 @@ const (
 	ctlStride  = 32
 
 	// direction control block, at the start of each direction
-	dirOffGrant   = 0   // uint32 the consumer's grant (it writes)
-	dirOffHungry  = 4   // uint32 the producer waits for a grant (it writes)
+	dirOffGrant   = 0   // uint64 the consumer's credit (it writes)
+	dirOffHungry  = 8   // uint32 the producer waits for a grant (it writes)
 	dirOffTail    = 64  // uint64 data ring consumer index
 	dirOffBlocked = 128 // uint32 the producer found the data ring full
 	dirOffCtlTail = 192 // uint64 control ring consumer index

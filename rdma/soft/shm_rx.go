@@ -62,7 +62,7 @@ func (w *shmWire) drainData(seq uint32, all bool) bool {
 		}
 		w.heardGrant(grant)
 		var p payload
-		if h.flags&flAckReq != 0 {
+		if h.len > eagerMax {
 			w.pull = shmPull{w: w}
 			p = &w.pull
 		} else {

@@ -46,7 +46,7 @@ type shmWire struct {
 	inl     shmInline // the payload of the message being placed
 	pull    shmPull
 
-	peerG  atomic.Uint32 // the peer's grant as last heard
+	peerG  atomic.Uint64 // the peer's credit as last heard
 	closed atomic.Bool
 	iov    [2][maxSGE]iov // one-sided access scratch: [0] local, [1] remote (one issuer at a time)
 }
@@ -69,6 +69,10 @@ func newShmWire(d *device, q *qp, mem seg, active bool) *shmWire {
 
 func (w *shmWire) oneSided() bool { return true }
 
+// eagerArrives: the copy into the ring and the hint in the receiver's
+// queue are the message's arrival.
+func (w *shmWire) eagerArrives() bool { return true }
+
 // notifyPeer appends a hint for the data slot at pos (or a kick).
 func (w *shmWire) notifyPeer(pos uint64, kick bool) {
 	h := w.peerHint | pos&hintSeqMask
@@ -81,8 +85,9 @@ func (w *shmWire) notifyPeer(pos uint64, kick bool) {
 // send issues a SEND: eager ones are copied into the slot now; rendezvous
 // ones carry a descriptor and wait for the receiver's verdict.
 func (w *shmWire) send(h *hdr, sgl []rdma.SGE) issued {
-	rdv := h.flags&flAckReq != 0
-	if rdv && w.c.acked-w.c.peerAcked >= ctlSlots {
+	acked := h.flags&flAckReq != 0
+	rdv := h.len > eagerMax
+	if acked && w.c.acked-w.c.peerAcked >= ctlSlots {
 		return issuedFull // the control ring must hold every verdict
 	}
 	if !w.tx.room() {
@@ -112,7 +117,7 @@ func (w *shmWire) send(h *hdr, sgl []rdma.SGE) issued {
 	pos := w.tx.head
 	w.tx.publish()
 	w.notifyPeer(pos, false)
-	if rdv {
+	if acked {
 		return issuedAcked
 	}
 	return issuedDone
@@ -189,34 +194,34 @@ func fillIov(dst []iov, sgl []rdma.SGE, L uint64) int {
 
 func (w *shmWire) readResp(uint64, uint64, rdma.WCStatus) {} // one-sided: no responder
 
-// peerGrant is the peer's grant: as carried by its last message, or, when
+// peerGrant is the peer's credit: as carried by its last message, or, when
 // that does not exceed sent, as its grant word says now.
-func (w *shmWire) peerGrant(sent uint32) uint32 {
-	g := w.peerG.Load()
-	if after(g, sent) {
+func (w *shmWire) peerGrant(sent uint32) credit {
+	g := credit(w.peerG.Load())
+	if after(g.n(), sent) {
 		return g
 	}
-	return w.heardGrant(w.mem.ld32(w.txDir + dirOffGrant))
+	return w.heardGrant(credit(w.mem.ld64(w.txDir + dirOffGrant)))
 }
 
-// heardGrant raises the peer's grant as last heard to g (from a slot or
-// the grant word; both only ever grow) and returns it.
-func (w *shmWire) heardGrant(g uint32) uint32 {
+// heardGrant takes a credit of the peer (from a slot or the grant word)
+// if it grants more than the one last heard, and returns the newest.
+func (w *shmWire) heardGrant(g credit) credit {
 	for {
-		old := w.peerG.Load()
-		if !after(g, old) {
+		old := credit(w.peerG.Load())
+		if !after(g.n(), old.n()) {
 			return old
 		}
-		if w.peerG.CompareAndSwap(old, g) {
+		if w.peerG.CompareAndSwap(uint64(old), uint64(g)) {
 			return g
 		}
 	}
 }
 
-// setGrant publishes our grant in the word the peer reads; a peer that
+// setGrant publishes our credit in the word the peer reads; a peer that
 // said it waits for one is kicked.
-func (w *shmWire) setGrant(g uint32) {
-	w.mem.st32(w.rxDir+dirOffGrant, g)
+func (w *shmWire) setGrant(g credit) {
+	w.mem.st64(w.rxDir+dirOffGrant, uint64(g))
 	if w.mem.ld32(w.rxDir+dirOffHungry) != 0 {
 		w.mem.st32(w.rxDir+dirOffHungry, 0)
 		w.notifyPeer(0, true)
@@ -228,7 +233,7 @@ func (w *shmWire) setGrant(g uint32) {
 // moved meanwhile we kick ourselves to retry.
 func (w *shmWire) askGrant(seen uint32) {
 	w.mem.st32(w.txDir+dirOffHungry, 1)
-	if after(w.mem.ld32(w.txDir+dirOffGrant), seen) {
+	if after(credit(w.mem.ld64(w.txDir+dirOffGrant)).n(), seen) {
 		bellRef{w.d.bell}.post(w.selfHint | hintKick)
 	}
 }

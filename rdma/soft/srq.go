@@ -35,6 +35,9 @@ type srq struct {
 
 // CreateSRQ creates a shared receive queue (ibv_create_srq).
 func (d *device) CreateSRQ(attr rdma.SRQInitAttr) (rdma.SRQ, error) {
+	if d.closed.Load() {
+		return nil, rdma.ErrClosed
+	}
 	p, ok := d.asPD(attr.PD)
 	if !ok || attr.MaxWR <= 0 || attr.MaxWR > maxSRQWR || attr.MaxSGE < 0 || attr.MaxSGE > maxSGE ||
 		attr.Limit < 0 || attr.Limit > attr.MaxWR {

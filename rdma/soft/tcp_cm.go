@@ -154,7 +154,7 @@ func (q *qp) dialTCP(ctx context.Context, c *conn, to netip.AddrPort, svc uint64
 	it := w.queueLocked(frame{typ: frReq, flags: tcpVersion, aux: tcpMagic, addr: svc}, priv)
 	it.fixedAck = true
 	w.wmu.Unlock()
-	w.grant.Store(c.grantLocked())
+	w.grant.Store(uint64(c.grantLocked()))
 	q.mu.Unlock()
 	w.flush()
 
@@ -186,7 +186,10 @@ func (q *qp) dialTCP(ctx context.Context, c *conn, to netip.AddrPort, svc uint64
 	q.establishLocked(c, accPriv)
 	q.mu.Unlock()
 	w.flush()
-	w.readLoop()
+	if !w.establish() {
+		q.peerEnded(c, false)
+		w.abort()
+	}
 }
 
 // awaitAnswer reads the passive side's answer: 0 and its private data
@@ -212,7 +215,7 @@ func (w *tcpWire) awaitAnswer(ctx context.Context) (rdma.CMEventType, []byte) {
 	case f.typ != frAcc:
 		return rdma.CMRefused, nil
 	}
-	w.peerG.Store(f.grant)
+	w.peerG.Store(uint64(f.credit()))
 	return 0, priv
 }
 
@@ -288,7 +291,7 @@ func (d *device) incomingTCP(p *tcpPort, s *net.TCPConn) {
 		return
 	}
 	_ = s.SetReadDeadline(time.Time{})
-	w.peerG.Store(f.grant)
+	w.peerG.Store(uint64(f.credit()))
 	tp := &tcpPending{w: w}
 	r := &connReq{l: l, remote: addrPortOf(s.RemoteAddr()), priv: priv, p: tp}
 	l.deliver(r)
@@ -311,12 +314,13 @@ func (d *device) incomingTCP(p *tcpPort, s *net.TCPConn) {
 			return
 		}
 	case err == nil && f.typ == frRtu && checkHandshake(&f):
-		if after(f.grant, w.peerG.Load()) {
-			w.peerG.Store(f.grant)
-		}
+		w.heardGrant(&f)
 		_ = s.SetReadDeadline(time.Time{})
 		if q.established(c, nil) {
-			w.readLoop()
+			if !w.establish() {
+				q.peerEnded(c, false)
+				w.abort()
+			}
 			return
 		}
 	default:
@@ -372,7 +376,7 @@ func (tp *tcpPending) accept(q *qp, priv []byte, gone bool) error {
 	}
 	w.bind(q, c)
 	tp.q, tp.c = q, c
-	w.grant.Store(c.grantLocked())
+	w.grant.Store(uint64(c.grantLocked()))
 	_ = w.sock.SetReadDeadline(time.Now().Add(cmTimeout))
 	w.wmu.Lock()
 	w.queueLocked(frame{typ: frAcc, aux: tcpMagic}, priv).fixedAck = true

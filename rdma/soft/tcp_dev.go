@@ -38,6 +38,7 @@ type tcpDev struct {
 	ports  map[uint16]*tcpPort
 	pend   map[*tcpWire]struct{} // incoming connections not yet bound to a QP
 	closed bool
+	loop   *tcpLoop // the receive loop, started with the first connection
 }
 
 // tcpPort is one listening socket and the service ids it serves.
@@ -70,12 +71,16 @@ func (t *tcpDev) close() {
 	for w := range t.pend {
 		pend = append(pend, w)
 	}
+	loop := t.loop
 	t.mu.Unlock()
 	for _, p := range ports {
 		p.ln.Close()
 	}
 	for _, w := range pend {
 		w.abort()
+	}
+	if loop != nil {
+		loop.stop()
 	}
 }
 

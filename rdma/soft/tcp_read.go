@@ -1,10 +1,11 @@
 package soft
 
-// Reading the TCP wire: the reader goroutine of a connection reads frames,
-// checks them (checkFrame) and hands them to the engine; payloads of
-// directMin bytes or more are read straight into place, smaller ones
-// through a 64 KiB buffer. The reader is the payload (treader implements
-// the engine's payload interface).
+// Reading the TCP wire: the device's receive loop (tcp_loop.go) gives each
+// connection turns; a turn reads and checks one frame (checkFrame) and
+// hands it to the engine. Payloads of directMin bytes or more that are not
+// in memory yet are read straight into place by a helper goroutine with
+// blocking reads; smaller ones come through a 64 KiB buffer. The reader is
+// the payload (treader implements the engine's payload interface).
 
 import (
 	"errors"
@@ -23,6 +24,9 @@ type treader struct {
 	buf    []byte
 	rp, wp int
 	want   uint64 // the current frame's payload length
+	cur    frame  // the frame of the current turn, once its header is read
+	hdrOK  bool
+	more   bool // the last read filled the buffer: the socket may hold more
 	v      [maxSGE]iov
 	one    [1]iov
 }
@@ -82,6 +86,37 @@ func (b *treader) fill(placing bool) error {
 		}
 		return err
 	}
+}
+
+// fillNB reads what the socket holds without waiting; ok false and err
+// nil: nothing there now.
+func (b *treader) fillNB() (ok bool, err error) {
+	if b.rp == b.wp {
+		b.rp, b.wp = 0, 0
+	} else if b.wp == len(b.buf) || len(b.buf)-b.rp < frameHdr+eagerMax {
+		b.wp = copy(b.buf, b.buf[b.rp:b.wp])
+		b.rp = 0
+	}
+	b.one[0] = goIov(b.buf[b.wp:])
+	b.w.edge = false // an arrival from now on is a new edge
+	o := &b.w.nbop
+	o.v = b.one[:]
+	rerr := b.w.rc.Read(o.fn)
+	o.v = nil
+	switch {
+	case rerr != nil:
+		return false, rerr
+	case o.err == unix.EAGAIN:
+		b.more = false
+		return false, nil
+	case o.err != nil:
+		return false, o.err
+	case o.n == 0:
+		return false, io.EOF
+	}
+	b.more = o.n == len(b.buf)-b.wp
+	b.wp += o.n
+	return true, nil
 }
 
 func (b *treader) header(f *frame) error {
@@ -198,48 +233,100 @@ func (w *tcpWire) publish() {
 	w.flush()
 }
 
-// readLoop reads data frames until the connection ends.
-func (w *tcpWire) readLoop() {
-	var f frame
-	for {
-		if w.dead.Load() {
-			w.drain()
-			return
-		}
-		err := w.rd.header(&f)
-		if err == nil {
-			err = w.frame(&f)
-		}
-		if err != nil {
-			if w.dead.Load() || err == errGone {
-				w.drain()
-				return
+// step is one turn of the receive loop: it reads and handles at most one
+// frame without blocking.
+func (w *tcpWire) step() int {
+	b := &w.rd
+	if w.dead.Load() {
+		go w.drain()
+		return stepDone
+	}
+	if !b.hdrOK {
+		for b.wp-b.rp < frameHdr {
+			if ok, err := b.fillNB(); !ok {
+				if err != nil {
+					return w.ended(err)
+				}
+				return stepIdle
 			}
-			w.q.peerEnded(w.c, err == errDisc)
-			w.abort()
+		}
+		b.cur.get(b.buf[b.rp:])
+		b.rp += frameHdr
+		b.hdrOK = true
+		if !checkFrame(&b.cur) {
+			return w.ended(errProto)
+		}
+	}
+	f := &b.cur
+	var need uint64
+	if f.typ == msgSend || f.typ == msgWrite || f.typ == msgReadResp {
+		need = f.len
+	}
+	for uint64(b.wp-b.rp) < need {
+		if need-uint64(b.wp-b.rp) >= directMin {
+			go w.helper()
+			return stepParked
+		}
+		if ok, err := b.fillNB(); !ok {
+			if err != nil {
+				return w.ended(err)
+			}
+			return stepIdle
+		}
+	}
+	err := w.frame(f, false)
+	if err == errWait {
+		return stepParked // resumed by the SRQ's next post
+	}
+	b.hdrOK = false
+	if err != nil {
+		return w.ended(err)
+	}
+	w.publish()
+	if b.more || w.edge || b.wp-b.rp >= frameHdr {
+		return stepMore
+	}
+	return stepIdle
+}
+
+// helper reads the current frame's large payload straight into place
+// with blocking reads, then gives the connection back to the loop.
+func (w *tcpWire) helper() {
+	b := &w.rd
+	err := w.frame(&b.cur, true)
+	b.hdrOK = false
+	if err != nil {
+		if w.ended(err) == stepDone {
+			if w.loop != nil {
+				w.loop.resume(w) // the loop removes it
+			}
 			return
 		}
+	}
+	w.publish()
+	if w.loop != nil {
+		w.loop.resume(w)
 	}
 }
 
-// drain discards what the peer still sends after a shutdown until it
-// closes or the linger time is over, then closes.
-func (w *tcpWire) drain() {
-	for {
-		w.rd.rp, w.rd.wp = 0, 0
-		if w.rd.fill(false) != nil {
-			break
-		}
+// ended handles the end of the connection's stream (err says how): the
+// engine hears of it unless we tore it down ourselves; then the socket
+// drains or closes.
+func (w *tcpWire) ended(err error) int {
+	if w.dead.Load() || err == errGone {
+		go w.drain()
+		return stepDone
 	}
+	w.q.peerEnded(w.c, err == errDisc)
 	w.abort()
+	return stepDone
 }
 
 // frame hands one data frame to the engine, then takes the grant and the
-// acknowledgement its header carries.
-func (w *tcpWire) frame(f *frame) error {
-	if !checkFrame(f) {
-		return errProto
-	}
+// acknowledgement its header carries. A message that waits for an SRQ
+// receive makes it return errWait (the loop parks the connection), or,
+// when block, wait here for the SRQ's next post.
+func (w *tcpWire) frame(f *frame, block bool) error {
 	q, c := w.q, w.c
 	if c.inRead && f.typ != msgReadDone {
 		return errProto
@@ -250,7 +337,7 @@ func (w *tcpWire) frame(f *frame) error {
 	switch f.typ {
 	case msgSend:
 		for {
-			if err = q.onSend(c, &h, &w.rd); err != errWait {
+			if err = q.onSend(c, &h, &w.rd); err != errWait || !block {
 				break
 			}
 			// An empty SRQ: this message, and what follows it on the
@@ -261,6 +348,9 @@ func (w *tcpWire) frame(f *frame) error {
 			case <-w.done:
 				return errGone
 			}
+		}
+		if err == errWait {
+			return errWait
 		}
 	case msgWrite:
 		err = q.onWrite(c, &h, &w.rd)
@@ -292,9 +382,32 @@ func (w *tcpWire) frame(f *frame) error {
 			return errGone
 		}
 	}
-	if after(f.grant, w.peerG.Load()) {
-		w.peerG.Store(f.grant)
+	if w.heardGrant(f) {
 		w.rdKick = true
 	}
 	return nil
+}
+
+// drain discards what the peer still sends after a shutdown until it
+// closes or the linger time is over, then closes the socket (on its own
+// goroutine: the reads block).
+func (w *tcpWire) drain() {
+	if !w.draining.CompareAndSwap(false, true) {
+		return
+	}
+	lu := w.lingerUntil.Load()
+	if lu == 0 || lu <= time.Now().UnixNano() {
+		w.abort()
+		return
+	}
+	_ = w.sock.SetReadDeadline(time.Unix(0, lu))
+	b := &w.rd
+	for {
+		b.rp, b.wp = 0, 0
+		b.one[0] = goIov(b.buf)
+		if _, err := w.recvv(b.one[:]); err != nil {
+			break
+		}
+	}
+	w.abort()
 }

@@ -47,14 +47,20 @@ type tcpWire struct {
 	closeOnce sync.Once
 
 	dead        atomic.Bool  // shut down: the reader only drains
+	draining    atomic.Bool  // a goroutine drains the socket
 	lingerUntil atomic.Int64 // unix ns the drain may last
 
-	peerG   atomic.Uint32 // the peer's grant
-	grant   atomic.Uint32 // ours: stamped into every header
+	peerG   atomic.Uint64 // the peer's credit
+	grant   atomic.Uint64 // ours: stamped into every header
 	starved atomic.Bool   // the peer asked for a grant
 
-	// Reader goroutine only.
+	// The reader's state: the loop's, or the helper's while parked.
 	rd      treader
+	loop    *tcpLoop // nil until established
+	loopFd  int32
+	queued  bool   // in the loop's queue (loop thread only)
+	parked  bool   // out of it until resumed (loop thread only)
+	edge    bool   // readable since the last read (loop thread only)
 	lastAck uint32 // the peer's ack as last taken
 	rdKick  bool   // a grant arrived: retry the send queue
 	rdFlush bool   // frames were queued: write them
@@ -76,11 +82,10 @@ type tcpWire struct {
 	peerHungry bool
 	needAsk    bool
 	askAt      uint32
-	eagerOut   uint32         // eager SEND frames completely written
-	nEager     uint32         // eager SEND frames queued (numbers them)
 	nAcked     uint32         // acknowledged requests queued (numbers them)
 	wiov       [maxGather]iov // the writer's scratch
 	wop, rop   rawOp
+	nbop       rawOp // the loop's non-blocking read
 }
 
 type nakRec struct {
@@ -141,6 +146,10 @@ func (w *tcpWire) abort() {
 
 func (w *tcpWire) oneSided() bool { return false }
 
+// eagerArrives: a write to the socket is not an arrival (every send is
+// acknowledged).
+func (w *tcpWire) eagerArrives() bool { return false }
+
 // send queues a SEND, WRITE or READREQ frame. Payloads are written
 // straight from the consumer's memory when the socket takes them.
 func (w *tcpWire) send(h *hdr, sgl []rdma.SGE) issued {
@@ -164,13 +173,8 @@ func (w *tcpWire) send(h *hdr, sgl []rdma.SGE) issued {
 		it.total = frameHdr + int(h.len)
 	}
 	w.items = append(w.items, it)
-	switch {
-	case h.typ == msgReadReq:
+	if h.typ == msgReadReq {
 		return issuedSent // the engine tracks reads itself
-	case h.typ == msgSend && h.flags&flAckReq == 0:
-		w.nEager++
-		it.eager, it.seq = true, w.nEager
-		return issuedSent
 	}
 	w.nAcked++
 	it.acked, it.seq = true, w.nAcked
@@ -199,11 +203,20 @@ func (w *tcpWire) readResp(addr, L uint64, st rdma.WCStatus) {
 	w.items = append(w.items, it)
 }
 
-func (w *tcpWire) peerGrant(uint32) uint32 { return w.peerG.Load() }
+func (w *tcpWire) peerGrant(uint32) credit { return credit(w.peerG.Load()) }
 
-// setGrant records our grant; the next header carries it, and a peer that
+// setGrant records our credit; the next header carries it, and a peer that
 // asked gets it at the next flush.
-func (w *tcpWire) setGrant(g uint32) { w.grant.Store(g) }
+func (w *tcpWire) setGrant(g credit) { w.grant.Store(uint64(g)) }
+
+// heardGrant takes the credit of a header that grants more.
+func (w *tcpWire) heardGrant(f *frame) bool {
+	if !after(f.grant, credit(w.peerG.Load()).n()) {
+		return false
+	}
+	w.peerG.Store(uint64(f.credit()))
+	return true
+}
 
 // askGrant queues one NEED.
 func (w *tcpWire) askGrant(seen uint32) {
@@ -229,12 +242,26 @@ func (w *tcpWire) nak(k uint32, st rdma.WCStatus) {
 	w.wmu.Unlock()
 }
 
-// resume wakes the reader that waits for an SRQ receive.
+// resume wakes the reader whose message waits for an SRQ receive: the
+// helper, or the loop that parked the connection.
 func (w *tcpWire) resume() {
 	select {
 	case w.resumeCh <- struct{}{}:
 	default:
 	}
+	if l := w.loop; l != nil {
+		l.resume(w)
+	}
+}
+
+// establish hands the connection to the device's receive loop.
+func (w *tcpWire) establish() bool {
+	l, err := w.d.tcp.startLoop()
+	if err != nil {
+		return false
+	}
+	w.loop = l
+	return l.add(w)
 }
 
 // shutdown ends the connection (q.mu held; nothing here blocks). The

@@ -32,7 +32,6 @@ type outItem struct {
 	started  bool
 	fixedAck bool   // the handshake: no ack field
 	fin      bool   // shut the write side down once written
-	eager    bool   // counts in eagerOut once written
 	acked    bool   // a request the peer acknowledges
 	seq      uint32 // its number among eager or acknowledged requests
 	readResp bool   // a read response: the engine hears when written
@@ -119,7 +118,7 @@ func (w *tcpWire) queueLocked(f frame, own []byte) *outItem {
 }
 
 func (w *tcpWire) needAckLocked() bool {
-	return w.executed != w.ackSent || w.peerHungry && w.grant.Load() != w.starvedAt
+	return w.executed != w.ackSent || w.peerHungry && credit(w.grant.Load()).n() != w.starvedAt
 }
 
 func (w *tcpWire) hasWorkLocked() bool {
@@ -128,7 +127,7 @@ func (w *tcpWire) hasWorkLocked() bool {
 
 // startLocked fills a frame's header as it goes on the wire.
 func (w *tcpWire) startLocked(it *outItem) {
-	it.f.grant = w.grant.Load()
+	it.f.setCredit(credit(w.grant.Load()))
 	if !it.fixedAck {
 		it.f.ack = w.executed
 		w.ackSent = it.f.ack
@@ -197,7 +196,6 @@ func (w *tcpWire) gatherLocked() int {
 
 // written is what a write completed, for the engine.
 type written struct {
-	eager   bool // eager sends completed: eagerOut moved
 	answers int  // read responses completed
 	fin     bool // shut the write side down now
 	respErr bool // a read response's source faulted: our access error
@@ -213,10 +211,6 @@ func (w *tcpWire) advanceLocked(n int, out *written) {
 		n -= k
 		if it.off < it.total {
 			break
-		}
-		if it.eager {
-			w.eagerOut++
-			out.eager = true
 		}
 		if it.readResp {
 			out.answers++
@@ -317,15 +311,14 @@ func (w *tcpWire) writeLoop(block bool) {
 			w.writing = handoff // the writer goroutine keeps the right
 			w.handed = handoff
 		}
-		eagerOut := w.eagerOut
 		var fault outItem
 		if out.fault != nil {
 			fault = *out.fault
 		}
 		w.wmu.Unlock()
-		w.report(&out, eagerOut)
-		if out.fault != nil {
-			w.q.wireFault(w.c, fault.eager, fault.seq)
+		w.report(&out)
+		if out.fault != nil && fault.acked {
+			w.q.wireFault(w.c, fault.seq)
 		}
 		if out.fin {
 			_ = w.sock.CloseWrite()
@@ -342,13 +335,10 @@ func (w *tcpWire) writeLoop(block bool) {
 }
 
 // report tells the engine what a write completed (no wire lock held).
-func (w *tcpWire) report(out *written, eagerOut uint32) {
+func (w *tcpWire) report(out *written) {
 	q, c := w.q, w.c
 	if q == nil {
 		return // the handshake
-	}
-	if out.eager {
-		q.sent(c, eagerOut)
 	}
 	for i := 0; i < out.answers; i++ {
 		q.readAnswered(c)
@@ -377,6 +367,11 @@ func (w *tcpWire) initOps() {
 	ro.fn = func(fd uintptr) bool {
 		ro.n, ro.err = readv(int(fd), ro.v)
 		return ro.err != unix.EAGAIN
+	}
+	nb := &w.nbop
+	nb.fn = func(fd uintptr) bool {
+		nb.n, nb.err = readv(int(fd), nb.v)
+		return true // never wait: the loop does, in epoll_wait
 	}
 }
 

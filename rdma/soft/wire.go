@@ -3,10 +3,15 @@ package soft
 // The engine's protocol and the interface of a wire.
 //
 // The engine (qp*.go) owns every protocol choice, once:
-//   - Eager or rendezvous: a send of up to eagerMax bytes is eager and
-//     completes when the wire has taken its payload (copied it, or written
-//     it to the socket); a larger one asks for an acknowledgement
-//     (flAckReq) and completes on the receiver's verdict.
+//   - Eager or rendezvous: a send of up to eagerMax bytes that fits every
+//     receive it may land in (credit.room) is eager and completes when the
+//     wire has taken its payload, if taking it is its arrival (shared
+//     memory: the copy into the ring and the hint in the receiver's inbound
+//     queue); any other asks for an acknowledgement (flAckReq) and
+//     completes on the receiver's verdict. Over TCP, where a write to the
+//     socket is not an arrival, every send is acknowledged: so a send's
+//     completion always means the message arrived, and a message sent
+//     after another's completion, on any connection, arrives after it.
 //   - Credits: a SEND leaves only against a grant: the receiver's count of
 //     receives posted on the connection (or, on an SRQ, srqWindow messages
 //     beyond those it completed). A sender without a grant keeps the send
@@ -75,8 +80,8 @@ type hdr struct {
 type issued uint8
 
 const (
-	issuedDone  issued = iota // finished: payload copied or access done
-	issuedSent                // queued: completes when written (conn.sent)
+	issuedDone  issued = iota // finished: payload copied into the receiver's ring
+	issuedSent                // queued (a read request: the response completes it)
 	issuedAcked               // queued: completes on the peer's verdict
 	issuedFull                // no room: the wire calls the engine back (kick)
 	issuedFault               // our memory faulted while the wire copied it
@@ -90,6 +95,9 @@ type wire interface {
 	// oneSided reports whether RDMA reads and writes execute at issue
 	// through access, rather than as messages to the peer's responder.
 	oneSided() bool
+	// eagerArrives reports whether a payload the wire took at issue has
+	// arrived at the receiver (see eager completion above).
+	eagerArrives() bool
 	// send issues a SEND (payload sgl, h.len bytes) or an RDMA write or
 	// read request message.
 	send(h *hdr, sgl []rdma.SGE) issued
@@ -104,8 +112,8 @@ type wire interface {
 	// peerGrant is the peer's grant as last heard (refreshed when it does
 	// not exceed sent, the SENDs issued); setGrant publishes ours;
 	// askGrant tells the peer we wait for more than seen.
-	peerGrant(sent uint32) uint32
-	setGrant(g uint32)
+	peerGrant(sent uint32) credit
+	setGrant(g credit)
 	askGrant(seen uint32)
 	// ack reports that the peer's requests up to n were executed; nak that
 	// request k failed with st (k also counts as executed).
@@ -149,6 +157,19 @@ var (
 	errWait  = errors.New("soft: waiting for a receive")
 	errDisc  = errors.New("soft: peer disconnected")
 )
+
+// credit is a grant as it travels: how many SENDs the peer may have issued
+// (n, cumulative) and the room of the smallest receive any of them can
+// land in. A send that fits room completes when the wire takes it (eager
+// completion); a larger one, or one to a receiver that cannot say (an
+// SRQ: room 0), asks for the receiver's verdict, so that a receive too
+// small fails the send as WCRemInvReqErr whatever its size.
+type credit uint64
+
+func mkCredit(n, room uint32) credit { return credit(uint64(room)<<32 | uint64(n)) }
+
+func (c credit) n() uint32    { return uint32(c) }
+func (c credit) room() uint32 { return uint32(c >> 32) }
 
 // after reports whether counter a is past b (wrapping arithmetic).
 func after(a, b uint32) bool { return int32(a-b) > 0 }
