@@ -30,17 +30,21 @@
 //     own window. A message that finds its SRQ empty waits at the head of
 //     its connection, holding back what follows it, until the SRQ gets a
 //     receive.
-//   - Completion of sends: a grant also says the room of the smallest
-//     receive it covers. A send of up to 8 KiB (eagerMax) that fits that
-//     room completes when the wire has taken it, if taking it is its
-//     arrival (shared memory: copied into the receiver's ring, hinted in
-//     its inbound queue); every other send (larger, into a receive that may
-//     be too small, to an SRQ, or over TCP) completes on the receiver's
-//     verdict: success once placed, WCRemInvReqErr when the receive was too
-//     small (the receiver gets WCLocLenErr), WCRemOpErr when the receive
-//     faulted (the receiver gets WCLocProtErr). So a send's completion
-//     always means the message arrived: a message sent after another's
-//     completion, on any connection, arrives after it.
+//   - Completion of sends (verbs RC): a send completes once its message is
+//     placed in the receive: success, WCRemInvReqErr when the receive was
+//     too small (the receiver gets WCLocLenErr), WCRemOpErr when the
+//     receive faulted or its region went (the receiver gets WCLocProtErr).
+//     So a send's completion means the message arrived: a message sent
+//     after another's completion, on any connection, arrives after it.
+//     Payloads of up to 8 KiB (eagerMax, also MaxInline) travel with their
+//     message (copied into the ring slot, or following the frame header);
+//     larger ones are read by the receiver from the sender's memory
+//     (process_vm_readv) or streamed. On shared memory the receiver places
+//     a message when its consumer polls or waits (there is no thread of
+//     ours in between): a send completes when the peer's program next
+//     calls in. The receiver publishes its count of verdicts in a word the
+//     sender reads when it next posts or polls; it wakes the sender only
+//     for a signalled send, a sender out of room, or a failure.
 //   - RDMA: one-sided on shared memory (the initiator checks the target's
 //     table, then process_vm_readv/writev; the write is visible before any
 //     later send of the QP, and completes at once); over TCP a request to
