@@ -15,11 +15,11 @@ package soft
 // the sleeper; FUTEX_WAIT then compares the word atomically.
 //
 // Fd is an eventfd created on first use. While it exists, notifications
-// also write it, and a goroutine asleep on the futex turns peers' hints
-// into progress (so a consumer that only polls the fd is woken for
-// arrivals); until then the hot path pays one atomic load for it. It is
-// readable after a notification, until the next Seq (the caller then
-// polls its CQs, arms them, polls again and polls the fd).
+// also write it, and the device's bridge (bridge.go), asleep on the futex,
+// turns peers' hints into progress (so a consumer that only polls the fd is
+// woken for arrivals); until then the hot path pays one atomic load for
+// it. It is readable after a notification, until the next Seq (the caller
+// then polls its CQs, arms them, polls again and polls the fd).
 
 import (
 	"sync"
@@ -36,10 +36,8 @@ type compChannel struct {
 	fdOn atomic.Bool // the eventfd exists: notifications write it
 	born uint32      // the bell word when the channel was created
 
-	fdMu   sync.Mutex // leaf: creating and closing the eventfd
-	efd    eventfd
-	bridge chan struct{} // closed to stop the bridge goroutine
-	gone   chan struct{} // closed by the bridge goroutine when it ends
+	fdMu sync.Mutex // leaf: creating and closing the eventfd
+	efd  eventfd
 }
 
 // CreateCompChannel creates a completion channel (ibv_create_comp_channel).
@@ -75,35 +73,9 @@ func (c *compChannel) Fd() int {
 		}
 		c.dev.bellLeave()
 	}
-	c.bridge, c.gone = make(chan struct{}), make(chan struct{})
 	c.fdOn.Store(true)
-	go c.bridgeLoop(c.bridge, c.gone)
+	c.dev.startBridge()
 	return int(e)
-}
-
-// bridgeLoop sleeps on the bell while the fd exists and drains the inbound
-// queue when woken, so that arrivals from peers become completions (and
-// armed CQs write the eventfd) without the consumer calling Poll.
-func (c *compChannel) bridgeLoop(stop, gone chan struct{}) {
-	defer close(gone)
-	d := c.dev
-	for {
-		if !d.bellEnter() {
-			return
-		}
-		// The word is read before the stop check: kill closes stop, then
-		// bumps the word, so a sleep on a word read before that bump ends.
-		seq := d.bell.ld32(bellOffSeq)
-		select {
-		case <-stop:
-			d.bellLeave()
-			return
-		default:
-		}
-		d.drainInbound()
-		d.sleepOnBell(seq, time.Second)
-		d.bellLeave()
-	}
 }
 
 // Seq is the channel's generation count. It also resets the eventfd: a
@@ -162,8 +134,13 @@ func (c *compChannel) Wait(seq uint32, d time.Duration) bool {
 	}
 }
 
-// notify is an armed CQ's notification.
+// notify is an armed CQ's notification (the CQ may be of another device:
+// this one may be closing).
 func (c *compChannel) notify() {
+	if !c.dev.bellEnter() {
+		return
+	}
+	defer c.dev.bellLeave()
 	c.dev.ringSelf()
 	if c.fdOn.Load() {
 		c.fdMu.Lock()
@@ -175,12 +152,7 @@ func (c *compChannel) notify() {
 }
 
 // Wake bumps the count and wakes every sleeper.
-func (c *compChannel) Wake() {
-	if c.dev.bellEnter() {
-		c.notify()
-		c.dev.bellLeave()
-	}
-}
+func (c *compChannel) Wake() { c.notify() }
 
 // Destroy frees the channel (ibv_destroy_comp_channel).
 func (c *compChannel) Destroy() error {
@@ -198,20 +170,11 @@ func (c *compChannel) Destroy() error {
 	return nil
 }
 
-// kill marks the channel destroyed, wakes its sleepers and stops its fd
-// bridge; d.mu is held (the bridge never takes it).
+// kill marks the channel destroyed, wakes its sleepers and closes its
+// eventfd; d.mu is held.
 func (c *compChannel) kill() {
 	c.dead.Store(true)
 	c.dev.ringSelf()
-	c.fdMu.Lock()
-	stop, gone := c.bridge, c.gone
-	c.bridge = nil
-	c.fdMu.Unlock()
-	if stop != nil {
-		close(stop)
-		c.dev.ringSelf()
-		<-gone
-	}
 	c.fdMu.Lock()
 	c.fdOn.Store(false)
 	if c.efd >= 0 {

@@ -2,6 +2,7 @@ package soft
 
 import (
 	"math/rand/v2"
+	"net/netip"
 	"os"
 	"os/signal"
 	"runtime"
@@ -164,4 +165,43 @@ func TestChannelFd(t *testing.T) {
 	n, err = unix.Poll(fds, 0)
 	require.NoError(t, err)
 	require.Zero(t, n, "still readable after Seq")
+}
+
+// A CQ may notify a channel of another device: an armed completion wakes
+// a waiter on that channel.
+func TestCQOnAnotherDevicesChannel(t *testing.T) {
+	_, b := shmPair(t)
+	other := openDev(t, rdma.Params{"transport": "shm"}, nil)
+	ch, err := other.CreateCompChannel()
+	require.NoError(t, err)
+	cq, err := b.dev.CreateCQ(16, ch, 3)
+	require.NoError(t, err)
+	q := b.newQP(t, nil)
+	require.NoError(t, q.Reconfigure(rdma.QPInitAttr{PD: b.pd, SendCQ: b.scq, RecvCQ: cq,
+		Cap: rdma.QPCap{MaxSendWR: 8, MaxRecvWR: 8, MaxSendSGE: 1, MaxRecvSGE: 1}}))
+	l, err := b.dev.Listen(b.cm, 0, true, 4, 5)
+	require.NoError(t, err)
+	defer l.Close()
+	c := newEnd(t, rdma.Params{"transport": "shm"})
+	require.NoError(t, c.qp.Connect(netip.AddrPortFrom(lo, 0), l.ServiceID(), nil, testWait))
+	ev := b.event(t)
+	require.NoError(t, ev.Request.Accept(q, nil))
+	require.Equal(t, rdma.CMEstablished, c.event(t).Type)
+	require.Equal(t, rdma.CMEstablished, b.event(t).Type)
+	rb, rmr := b.buf(t, 8, allAccess)
+	require.NoError(t, q.PostRecv(&rdma.RecvWR{WRID: 4, SGL: []rdma.SGE{sge(rb, rmr)}}))
+	sb, smr := c.buf(t, 8, allAccess)
+	var wc [1]rdma.WC
+	seq := ch.Seq()
+	require.NoError(t, cq.Arm(false))
+	require.Zero(t, cq.Poll(wc[:]))
+	require.NoError(t, c.qp.PostSend(&rdma.SendWR{Opcode: rdma.WRSend, SGL: []rdma.SGE{sge(sb, smr)}}))
+	deadline := time.Now().Add(testWait)
+	for ch.Seq() == seq {
+		require.True(t, time.Now().Before(deadline), "no notification on the other device's channel")
+		ch.Wait(seq, time.Until(deadline))
+	}
+	require.Equal(t, 1, cq.Poll(wc[:]))
+	require.Equal(t, uint64(4), wc[0].WRID)
+	require.ErrorIs(t, ch.Destroy(), rdma.ErrBusy)
 }

@@ -28,3 +28,11 @@ func TestConformance(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) { rdmatest.Run(t, b) })
 	}
 }
+
+// BenchmarkConformance runs the suite's benchmarks (an empty Poll over 1
+// and 1024 QPs) on each wire.
+func BenchmarkConformance(b *testing.B) {
+	for _, be := range backends {
+		b.Run(be.Name, func(b *testing.B) { rdmatest.Bench(b, be) })
+	}
+}

@@ -55,8 +55,12 @@ func (d *device) CreateCQ(depth int, ch rdma.CompChannel, ctx uint64) (rdma.CQ, 
 	}
 	var c *compChannel
 	if ch != nil {
+		// A channel of another soft device is accepted (core may let an
+		// EP of one IA complete into an EVD of another): the CQ's device
+		// then runs its bridge, since a waiter sleeps on the channel's
+		// device's bell, which this device's peers do not ring.
 		var ok bool
-		if c, ok = ch.(*compChannel); !ok || c.dev != d {
+		if c, ok = ch.(*compChannel); !ok || c == nil {
 			return nil, rdma.ErrInvalid
 		}
 	}
@@ -71,6 +75,9 @@ func (d *device) CreateCQ(depth int, ch rdma.CompChannel, ctx uint64) (rdma.CQ, 
 			return nil, rdma.ErrInvalid
 		}
 		c.refs.Add(1)
+		if c.dev != d {
+			d.startBridge()
+		}
 	}
 	d.cqs[q] = struct{}{}
 	return q, nil

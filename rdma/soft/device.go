@@ -75,6 +75,10 @@ type device struct {
 
 	shm shmDev
 	tcp tcpDev
+
+	bridgeOnce sync.Once // bridge.go
+	bridgeStop chan struct{}
+	bridgeGone chan struct{}
 }
 
 // open opens a device; see parseParams for the parameters.
@@ -213,6 +217,7 @@ func (d *device) Close() error {
 	d.shm.close()
 	d.tcp.close()
 	unregisterLocal(d)
+	d.stopBridge()
 	d.mu.Lock()
 	d.closed.Store(true)
 	for s := range d.srqs {

@@ -32,7 +32,7 @@ type shmWire struct {
 	peerKeys seg // the peer's registration table, read-only
 	peerPid  int
 	peerPD   uint32
-	inProc   bool // the peer is a device of this process (shm_dev.go)
+	inProc   bool          // the peer is a device of this process (shm_dev.go)
 	sock     *net.UnixConn // the CM socket, open for the connection's life
 	txDir    int           // our producing direction's control block
 	rxDir    int           // our consuming direction's control block
