@@ -75,35 +75,49 @@ func TestOpenCloseLeavesNothing(t *testing.T) {
 	}
 }
 
+// churner connects and disconnects a new QP pair per cycle.
+type churner struct {
+	a, b *end
+	svc  uint64
+}
+
+func newChurner(t *testing.T, tr string) *churner {
+	p := rdma.Params{"transport": tr}
+	a, b := newEnd(t, p), newEnd(t, p)
+	l, err := b.dev.Listen(b.cm, 0, true, 4, 5)
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	return &churner{a: a, b: b, svc: l.ServiceID()}
+}
+
+// cycle connects a pair, disconnects it and destroys its QPs.
+func (ch *churner) cycle(t *testing.T) {
+	a, b := ch.a, ch.b
+	qa, qb := a.newQP(t, nil), b.newQP(t, nil)
+	require.NoError(t, qa.Connect(netip.AddrPortFrom(lo, 0), ch.svc, []byte("x"), testWait))
+	ev := b.event(t)
+	require.Equal(t, rdma.CMConnectRequest, ev.Type)
+	require.NoError(t, ev.Request.Accept(qb, nil))
+	require.Equal(t, rdma.CMEstablished, a.event(t).Type)
+	require.Equal(t, rdma.CMEstablished, b.event(t).Type)
+	require.NoError(t, qa.Disconnect(false))
+	require.Equal(t, rdma.CMDisconnected, a.event(t).Type)
+	require.Equal(t, rdma.CMDisconnected, b.event(t).Type)
+	require.NoError(t, qa.Destroy())
+	require.NoError(t, qb.Destroy())
+}
+
 // Connecting and disconnecting over and over leaves descriptors,
 // goroutines and mappings flat.
 func TestConnectionChurn(t *testing.T) {
 	for _, tr := range []string{"shm", "tcp"} {
 		t.Run(tr, func(t *testing.T) {
-			p := rdma.Params{"transport": tr}
-			a, b := newEnd(t, p), newEnd(t, p)
-			l, err := b.dev.Listen(b.cm, 0, true, 4, 5)
-			require.NoError(t, err)
-			defer l.Close()
+			ch := newChurner(t, tr)
 			const cycles = 300
-			cycle := func() {
-				qa, qb := a.newQP(t, nil), b.newQP(t, nil)
-				require.NoError(t, qa.Connect(netip.AddrPortFrom(lo, 0), l.ServiceID(), []byte("x"), testWait))
-				ev := b.event(t)
-				require.Equal(t, rdma.CMConnectRequest, ev.Type)
-				require.NoError(t, ev.Request.Accept(qb, nil))
-				require.Equal(t, rdma.CMEstablished, a.event(t).Type)
-				require.Equal(t, rdma.CMEstablished, b.event(t).Type)
-				require.NoError(t, qa.Disconnect(false))
-				require.Equal(t, rdma.CMDisconnected, a.event(t).Type)
-				require.Equal(t, rdma.CMDisconnected, b.event(t).Type)
-				require.NoError(t, qa.Destroy())
-				require.NoError(t, qb.Destroy())
-			}
-			cycle()
+			ch.cycle(t)
 			before := measure(t)
 			for i := 0; i < cycles; i++ {
-				cycle()
+				ch.cycle(t)
 			}
 			settled(t, before, cycles)
 		})
@@ -111,43 +125,30 @@ func TestConnectionChurn(t *testing.T) {
 }
 
 // TestChurnRSS is issue 15's measurement: GODAT_SOFT_CHURN=<cycles>
-// connect/disconnect cycles over TCP, with the resident set size before and
-// after (the bound: under 20 MB of growth for 10^4 cycles). Off by default.
+// connect/disconnect cycles, with the resident set size before and after
+// (the bound: under 20 MB of growth for 10^4 cycles). Off by default.
 func TestChurnRSS(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("GODAT_SOFT_CHURN"))
 	if n <= 0 {
 		t.Skip("set GODAT_SOFT_CHURN=<cycles>")
 	}
+	rss := func() int {
+		runtime.GC()
+		s, _ := os.ReadFile("/proc/self/status")
+		for _, ln := range strings.Split(string(s), "\n") {
+			if f := strings.Fields(ln); len(f) >= 2 && f[0] == "VmRSS:" {
+				kb, _ := strconv.Atoi(f[1])
+				return kb
+			}
+		}
+		return 0
+	}
 	for _, tr := range []string{"tcp", "shm"} {
 		t.Run(tr, func(t *testing.T) {
-			p := rdma.Params{"transport": tr}
-			a, b := newEnd(t, p), newEnd(t, p)
-			l, err := b.dev.Listen(b.cm, 0, true, 4, 5)
-			require.NoError(t, err)
-			defer l.Close()
-			rss := func() int {
-				runtime.GC()
-				s, _ := os.ReadFile("/proc/self/status")
-				for _, ln := range strings.Split(string(s), "\n") {
-					if f := strings.Fields(ln); len(f) >= 2 && f[0] == "VmRSS:" {
-						kb, _ := strconv.Atoi(f[1])
-						return kb
-					}
-				}
-				return 0
-			}
+			ch := newChurner(t, tr)
 			start, before := time.Now(), rss()
 			for i := 0; i < n; i++ {
-				qa, qb := a.newQP(t, nil), b.newQP(t, nil)
-				require.NoError(t, qa.Connect(netip.AddrPortFrom(lo, 0), l.ServiceID(), nil, testWait))
-				require.NoError(t, b.event(t).Request.Accept(qb, nil))
-				require.Equal(t, rdma.CMEstablished, a.event(t).Type)
-				require.Equal(t, rdma.CMEstablished, b.event(t).Type)
-				require.NoError(t, qa.Disconnect(false))
-				require.Equal(t, rdma.CMDisconnected, a.event(t).Type)
-				require.Equal(t, rdma.CMDisconnected, b.event(t).Type)
-				require.NoError(t, qa.Destroy())
-				require.NoError(t, qb.Destroy())
+				ch.cycle(t)
 			}
 			after := rss()
 			t.Logf("%s: %d cycles in %v, RSS %d KiB -> %d KiB (%+d KiB)", tr, n, time.Since(start).Round(time.Millisecond), before, after, after-before)
