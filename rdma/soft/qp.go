@@ -283,6 +283,9 @@ func (q *qp) Outstanding() (send, recv int, err error) {
 	if q.destroyed {
 		return 0, 0, rdma.ErrClosed
 	}
+	if q.c != nil {
+		q.takeVerdictsLocked(q.c) // verdicts a sender learns when it looks
+	}
 	recv = int(q.rqTail - q.rqHead)
 	if q.srqHeld {
 		recv++

@@ -82,7 +82,20 @@ func (q *qp) peerEnded(c *conn, orderly bool) {
 	case q.state == rdma.QPSRTR:
 		return // the connecting goroutine reports the attempt's outcome
 	}
+	q.takeVerdictsLocked(c)
 	q.endLocked(endAbort, ev)
+}
+
+// takeVerdictsLocked completes what the peer placed before the end, where
+// the wire tells verdicts only to a sender that looks (shared memory).
+func (q *qp) takeVerdictsLocked(c *conn) {
+	if c.w == nil {
+		return
+	}
+	if n, ok := c.w.ackedNow(); ok {
+		q.ackedLocked(c, n)
+		q.completeSendsLocked()
+	}
 }
 
 // peerViolated: the peer reports that it violated our access rights (a
@@ -171,6 +184,8 @@ func (q *qp) Disconnect(graceful bool) error {
 	how := endDisc
 	if q.state == rdma.QPSRTR {
 		how = endAbort
+	} else {
+		q.takeVerdictsLocked(q.c)
 	}
 	q.endLocked(how, rdma.CMDisconnected)
 	return nil
@@ -195,6 +210,7 @@ func (q *qp) drainThenDisconnect(c *conn) {
 			d.bellLeave()
 			return
 		}
+		q.takeVerdictsLocked(c) // unsignalled sends' verdicts come unannounced
 		left := time.Until(deadline)
 		if q.sqHead == q.sqTail || left <= 0 {
 			q.endLocked(endDisc, rdma.CMDisconnected)
@@ -202,6 +218,7 @@ func (q *qp) drainThenDisconnect(c *conn) {
 			d.bellLeave()
 			return
 		}
+		c.w.watchAcks(c.peerAcked) // and be woken when they do
 		q.mu.Unlock()
 		d.sleepOnBell(seq, min(left, 100*time.Millisecond))
 		d.bellLeave()

@@ -137,9 +137,7 @@ func (q *qp) issueOne(c *conn, e *sqe, fresh bool) int {
 		if e.flags&rdma.SendSolicited != 0 {
 			h.flags |= flSolicited
 		}
-		if e.flags&rdma.SendSignaled != 0 || q.sqTail-q.sqHead >= uint64(q.cap.MaxSendWR)/2 {
-			h.flags |= flNotify // someone waits for it: a completion, or room in the queue
-		}
+		h.flags |= q.notifyFlag(e)
 		return q.issued(c, e, w.send(h, sgl), L)
 	case rdma.WRRDMARead:
 		if c.readsOut() >= q.initDepth {
@@ -151,8 +149,9 @@ func (q *qp) issueOne(c *conn, e *sqe, fresh bool) int {
 		return actAccess
 	}
 	h := &q.hdr
-	*h = hdr{typ: msgWrite, aux: e.rkey, addr: e.raddr, len: L}
+	*h = hdr{typ: msgWrite, flags: q.notifyFlag(e), aux: e.rkey, addr: e.raddr, len: L}
 	if e.op == rdma.WRRDMARead {
+		h.flags = 0
 		h.typ = msgReadReq
 		if w.send(h, nil) == issuedFull {
 			return actWait
@@ -163,6 +162,17 @@ func (q *qp) issueOne(c *conn, e *sqe, fresh bool) int {
 		return actIO
 	}
 	return q.issued(c, e, w.send(h, sgl), L)
+}
+
+// notifyFlag asks the responder to tell us of its verdict at once when
+// someone waits for it: a signalled request's completion, or room in a
+// send queue half full. Other verdicts ride on whatever comes back next
+// (or a sender reads them when it looks, on shared memory).
+func (q *qp) notifyFlag(e *sqe) uint8 {
+	if e.flags&rdma.SendSignaled != 0 || q.sqTail-q.sqHead >= uint64(q.cap.MaxSendWR)/2 {
+		return flNotify
+	}
+	return 0
 }
 
 // issued records what the wire did with a send or write of L bytes.

@@ -73,6 +73,15 @@ func newShmWire(d *device, q *qp, mem seg, active bool) *shmWire {
 
 func (w *shmWire) oneSided() bool { return true }
 
+// watchAcks asks the peer to kick us when its verdicts pass seen, then
+// looks once more (the peer stores its count before it reads our word).
+func (w *shmWire) watchAcks(seen uint32) {
+	w.mem.st64(w.txDir+dirOffWantAck, 1<<32|uint64(seen))
+	if n, ok := w.ackedNow(); !ok || after(n, seen) {
+		bellRef{w.d.bell}.post(w.selfHint | hintKick)
+	}
+}
+
 // ackedNow reads the peer's verdict word: its count, unless it counts a
 // NAK the drain has not taken from the control ring yet (the NAK is
 // published before the count that covers it, so that count must wait).
@@ -100,12 +109,8 @@ func (w *shmWire) notifyPeer(pos uint64, kick bool) {
 // slot now, a larger one travels as a descriptor; the verdict completes it.
 func (w *shmWire) send(h *hdr, sgl []rdma.SGE) issued {
 	if w.c.acked-w.c.peerAcked >= ctlSlots {
-		// Every message without a verdict must find room for its NAK:
-		// ask to be told when verdicts move, then look once more.
-		w.mem.st64(w.txDir+dirOffWantAck, 1<<32|uint64(w.c.peerAcked))
-		if n, ok := w.ackedNow(); !ok || after(n, w.c.peerAcked) {
-			bellRef{w.d.bell}.post(w.selfHint | hintKick)
-		}
+		// Every message without a verdict must find room for its NAK.
+		w.watchAcks(w.c.peerAcked)
 		return issuedFull
 	}
 	if !w.tx.room() {

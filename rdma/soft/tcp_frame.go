@@ -79,7 +79,9 @@ func checkFrame(f *frame) bool {
 	switch f.typ {
 	case msgSend:
 		return f.flags&^(flSolicited|flAckReq|flNotify) == 0 && f.flags&flAckReq != 0
-	case msgWrite, msgReadReq, msgReadResp:
+	case msgWrite:
+		return f.flags&^flNotify == 0
+	case msgReadReq, msgReadResp:
 		return f.flags == 0
 	case msgReadDone:
 		return f.flags == 0 && f.len == 0 && (f.aux == uint32(rdma.WCSuccess) || f.aux == uint32(rdma.WCRemAccessErr))

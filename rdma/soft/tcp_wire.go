@@ -162,8 +162,9 @@ func (w *tcpWire) abort() {
 func (w *tcpWire) oneSided() bool { return false }
 
 // ackedNow: acknowledgements come in frame headers, which the reader
-// reports as they arrive.
+// reports as they arrive; nothing to watch.
 func (w *tcpWire) ackedNow() (uint32, bool) { return 0, false }
+func (w *tcpWire) watchAcks(uint32)         {}
 
 // send queues a SEND, WRITE or READREQ frame. Payloads are written
 // straight from the consumer's memory when the socket takes them.

@@ -117,6 +117,11 @@ func (w *tcpWire) queueLocked(f frame, own []byte) *outItem {
 	return it
 }
 
+// needAckLocked: a bare ACK is due when a verdict has not gone out in a
+// header yet, or when the peer waits for a grant we now give. (Verdicts
+// could wait for the next frame that goes anyway, except that a sender of
+// unsignalled requests must still learn of them without asking: a TCP
+// peer has no word to read.)
 func (w *tcpWire) needAckLocked() bool {
 	return w.executed != w.ackSent || w.peerHungry && w.grant.Load() != w.starvedAt
 }

@@ -100,8 +100,10 @@ type wire interface {
 	oneSided() bool
 	// ackedNow is the peer's verdicts as the wire knows them now without
 	// waiting (cumulative); ok is false when it cannot tell more than it
-	// has reported.
+	// has reported. watchAcks asks to be called back (kick) when verdicts
+	// beyond seen come.
 	ackedNow() (n uint32, ok bool)
+	watchAcks(seen uint32)
 	// send issues a SEND (payload sgl, h.len bytes) or an RDMA write or
 	// read request message.
 	send(h *hdr, sgl []rdma.SGE) issued
