@@ -175,7 +175,7 @@ func (d *device) sleepOnBell(seq uint32, dur time.Duration) bool {
 	}
 	m.add32(bellOffSleepers, 1)
 	intr := false
-	if m.ld32(bellOffSeq) == seq && !d.in.ready(m) {
+	if m.ld32(bellOffSeq) == seq && !d.in.ready(m) && !localReady() {
 		intr = futexWaitOn(m.addr32(bellOffSeq), seq, dur)
 	}
 	m.add32(bellOffSleepers, -1)

@@ -18,37 +18,48 @@ const drainBudget = 256
 // one process is placed when the receiving device is polled; a program
 // that waits on the sending device's channel for the send's completion
 // would wait for ever, since nothing polls the other. So a waiter drains
-// every device of the process before it sleeps, and a hint to a device of
-// our own process rings every device's bell (not only the receiver's).
+// every device of the process before it sleeps and, once announced, does
+// not sleep while any of them has a hint; and a hint to a device of our
+// own process wakes the sleepers of every device. The list is replaced,
+// never changed in place, so that readers load it without a lock.
 var local struct {
-	mu   sync.Mutex
-	devs []*device
+	mu   sync.Mutex // writers only
+	devs atomic.Pointer[[]*device]
 }
 
 func registerLocal(d *device) {
 	local.mu.Lock()
-	local.devs = append(local.devs, d)
-	local.mu.Unlock()
+	defer local.mu.Unlock()
+	var devs []*device
+	if p := local.devs.Load(); p != nil {
+		devs = append(devs, *p...)
+	}
+	devs = append(devs, d)
+	local.devs.Store(&devs)
 }
 
 func unregisterLocal(d *device) {
 	local.mu.Lock()
 	defer local.mu.Unlock()
-	for i, x := range local.devs {
-		if x == d {
-			local.devs = append(local.devs[:i], local.devs[i+1:]...)
-			return
+	var devs []*device
+	if p := local.devs.Load(); p != nil {
+		for _, x := range *p {
+			if x != d {
+				devs = append(devs, x)
+			}
 		}
 	}
+	local.devs.Store(&devs)
 }
 
 // eachLocal calls f for every open device of the process, inside its bell
 // mapping.
 func eachLocal(f func(*device)) {
-	local.mu.Lock()
-	devs := append([]*device(nil), local.devs...)
-	local.mu.Unlock()
-	for _, d := range devs {
+	p := local.devs.Load()
+	if p == nil {
+		return
+	}
+	for _, d := range *p {
 		if d.bellEnter() {
 			f(d)
 			d.bellLeave()
@@ -65,8 +76,21 @@ func drainLocal() {
 	})
 }
 
-// ringLocal wakes the sleepers of every device of the process.
-func ringLocal() { eachLocal(func(d *device) { d.ringSelf() }) }
+// localReady reports whether a device of the process has a hint waiting.
+func localReady() (ready bool) {
+	eachLocal(func(d *device) { ready = ready || d.in.ready(d.bell) })
+	return ready
+}
+
+// ringLocal wakes the sleepers of every device of the process (a device
+// without sleepers costs one load).
+func ringLocal() {
+	eachLocal(func(d *device) {
+		if d.bell.ld32(bellOffSleepers) != 0 {
+			d.ringSelf()
+		}
+	})
+}
 
 type shmDev struct {
 	conns  atomic.Int32 // live shared-memory connections

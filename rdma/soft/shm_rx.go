@@ -17,13 +17,19 @@ func (w *shmWire) onHint(seq uint32, kick bool) {
 	if w.closed.Load() {
 		return
 	}
-	// The count is read before the NAKs are taken: a NAK it covers was
-	// published before it, so the drain below sees it first.
-	v := w.mem.ld64(w.txDir + dirOffAcked)
+	// Verdict news comes with a kick (a signalled send, a sender that
+	// asked, a NAK); a plain message's hint leaves the word alone (it is
+	// the peer's line: reading it costs a miss). The count is read before
+	// the NAKs are taken: a NAK it covers was published before it, so the
+	// drain below sees it first.
+	var v uint64
+	if kick {
+		v = w.mem.ld64(w.txDir + dirOffAcked)
+	}
 	if !w.drainCtl() {
 		return
 	}
-	if n := uint32(v); n != w.ackIn && uint32(v>>32) == w.naksIn.Load() {
+	if n := uint32(v); kick && n != w.ackIn && uint32(v>>32) == w.naksIn.Load() {
 		w.ackIn = n
 		if !w.q.verdict(w.c, msgAck, n, rdma.WCSuccess) {
 			return
