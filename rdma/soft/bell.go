@@ -24,10 +24,13 @@ package soft
 //     makes the next drain rescan every connection's ring;
 //   - a hint lost to a full queue sets the overflow flag, which also makes
 //     the next drain rescan;
-//   - a hint erased or replaced without trace delays a message until that
-//     connection's next hint (which names a later position and so covers
-//     it), or until the rescan a sleeping CompChannel.Wait runs every
-//     rescanEvery: nothing is lost. (A consumer that only polls and never
+//   - a hint erased leaves a hole the consumer stops at (it cannot tell a
+//     hole from a hint not written yet without a look at the tail, which
+//     the Poll fast path does not take); the rescan a sleeping
+//     CompChannel.Wait runs every rescanEvery steps over holes and finds
+//     the messages in their rings; a hint replaced by a forged one delays
+//     its message until its connection's next hint (which names a later
+//     position and so covers it) or that rescan: nothing is lost. (A consumer that only polls and never
 //     sleeps gets no such rescan; with the default same-uid rule a peer
 //     that erases hints could as well ptrace us.)
 // A same-uid peer could attach to us with ptrace anyway; the point of the
@@ -35,12 +38,15 @@ package soft
 //
 // The queue has no reservation step that could leave a hole (a peer killed
 // between reserving and writing would stall every later hint): a producer
-// claims the slot of the tail position with one compare-and-swap from the
-// slot's free mark for that position, then advances the tail, and other
-// producers help advance a tail whose slot is taken. The consumer frees a
-// slot by marking it free for the position one lap later: a producer with
-// a stale tail can then never write into a slot the consumer has passed
-// (with a plain zero it could, and the hint would be stranded).
+// claims the slot of the tail position with one compare-and-swap from what
+// it read there (a hint of the previous lap, or nothing), then advances
+// the tail; a producer that finds the slot holding the hint for that very
+// position (another producer's) helps advance the tail. Every hint carries
+// its position (the stamp), so the consumer takes the slot at its head
+// only if it holds the hint for that position, and never writes the queue:
+// a hint line crosses between cores once per message, not twice. Instead
+// it publishes its head now and then (every headEvery hints), and a
+// producer treats the queue as full when the tail is a lap past that.
 
 import (
 	"sync"
@@ -55,6 +61,7 @@ const (
 	bellOffMagic    = 128 // uint32
 	bellOffTail     = 192 // uint64 inbound queue tail (producers)
 	bellOffOverflow = 256 // uint32 set by a producer that lost a hint
+	bellOffHead     = 320 // uint64 the consumer's head, published every headEvery
 	bellOffQueue    = 4096
 	inSlots         = 1 << 14
 	bellSegSize     = bellOffQueue + inSlots*8
@@ -66,6 +73,8 @@ const (
 	// hintRetries bounds a producer's attempts to append (the tail is
 	// writable by every peer, so it may be garbage).
 	hintRetries = 64
+	// headEvery is how often the consumer publishes its head.
+	headEvery = 1024
 )
 
 // A hint is a uint64 entry:
@@ -75,9 +84,6 @@ const (
 //	bits 20-27  connection generation of the QP slot
 //	bits 28-39  QP slot on the receiving device
 //	bits 40-63  stamp: the queue position, low 23 bits, with bit 23 set
-//
-// A free slot holds its free mark: the position it is free for (low 23
-// bits) in bits 40-62, and zeros elsewhere (bit 63 clear: not a hint).
 const (
 	hintSeqBits = 19
 	hintSeqMask = 1<<hintSeqBits - 1
@@ -89,11 +95,8 @@ const (
 
 func hintStamp(pos uint64) uint64 { return (pos&(1<<23-1) | 1<<23) << hintStampSh }
 
-// freeMark is a slot's content when it is free for position pos.
-func freeMark(pos uint64) uint64 { return (pos & (1<<23 - 1)) << hintStampSh }
-
-// isHint tells a hint from a free mark.
-func isHint(v uint64) bool { return v>>63 != 0 }
+// hintAt reports whether slot content v is the hint for position pos.
+func hintAt(v, pos uint64) bool { return v&^(1<<hintStampSh-1) == hintStamp(pos) }
 
 // hintFor is the constant part of the hints of one connection.
 func hintFor(idx int, gen uint8) uint64 {
@@ -121,19 +124,20 @@ func (b bellRef) post(hint uint64) {
 	lost := true
 	for try := 0; try < hintRetries; try++ {
 		t := m.ld64(bellOffTail)
+		if t-m.ld64(bellOffHead) >= inSlots-headEvery {
+			break // full (as far as the consumer's published head tells)
+		}
 		off := inSlotOff(t)
-		if m.cas64(off, freeMark(t), hintStamp(t)|hint) {
+		v := m.ld64(off)
+		if hintAt(v, t) {
+			m.cas64(bellOffTail, t, t+1) // another producer's: help it along
+			continue
+		}
+		if m.cas64(off, v, hintStamp(t)|hint) {
 			m.cas64(bellOffTail, t, t+1)
 			lost = false
 			break
 		}
-		v := m.ld64(off)
-		if isHint(v) && v&^(1<<hintStampSh-1) != hintStamp(t) {
-			break // full: the slot still holds an older, untaken hint
-		}
-		// Another producer's hint for t, or the slot is free for a later
-		// lap (our tail was stale): help the tail along.
-		m.cas64(bellOffTail, t, t+1)
 	}
 	if lost {
 		m.st32(bellOffOverflow, 1)
@@ -160,14 +164,8 @@ type inbound struct {
 	pulled   bool          // the drain placed a rendezvous payload (under mu)
 }
 
-// ready reports whether a hint waits at the head (one load).
+// ready reports whether the hint for the head position waits (one load).
 func (in *inbound) ready(m seg) bool {
-	return isHint(m.ld64(inSlotOff(in.head.Load())))
-}
-
-// initQueue marks every slot free for its first lap.
-func initQueue(m seg) {
-	for i := uint64(0); i < inSlots; i++ {
-		m.st64(inSlotOff(i), freeMark(i))
-	}
+	h := in.head.Load()
+	return hintAt(m.ld64(inSlotOff(h)), h)
 }

@@ -104,7 +104,6 @@ func open(p rdma.Params, async rdma.AsyncHandler) (rdma.Device, error) {
 	}
 	d.bellFd, d.bell = fd, m
 	m.st32(bellOffMagic, bellMagic)
-	initQueue(m)
 	d.in.lastScan.Store(time.Now().UnixNano())
 	d.shm.init()
 	d.tcp.init()
@@ -174,10 +173,12 @@ func (d *device) sleepOnBell(seq uint32, dur time.Duration) bool {
 		return false
 	}
 	m.add32(bellOffSleepers, 1)
+	local.sleepers.Add(1)
 	intr := false
 	if m.ld32(bellOffSeq) == seq && !d.in.ready(m) && !localReady() {
 		intr = futexWaitOn(m.addr32(bellOffSeq), seq, dur)
 	}
+	local.sleepers.Add(-1)
 	m.add32(bellOffSleepers, -1)
 	return intr
 }

@@ -19,6 +19,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"sync"
+	"sync/atomic"
 
 	"godat/rdma"
 )
@@ -98,6 +99,29 @@ type keyTable struct {
 	mu   sync.Mutex // leaf: held only while a slot is rewritten
 	m    seg
 	live int
+	gen  atomic.Uint64 // bumped by every change: validates keyCache
+}
+
+// keyCache remembers the last key a QP or SRQ looked up; it is valid while
+// the table's generation is unchanged (a post names the same region again
+// and again, and a lookup reads a seqlocked window of the table).
+type keyCache struct {
+	key uint32
+	gen uint64
+	r   region
+}
+
+// lookupCached is lookup through a cache its caller owns (under its lock).
+func (t *keyTable) lookupCached(c *keyCache, key uint32) (region, bool) {
+	g := t.gen.Load()
+	if key == c.key && g == c.gen && key != 0 {
+		return c.r, true
+	}
+	r, ok := t.lookup(key)
+	if ok {
+		*c = keyCache{key: key, gen: g, r: r}
+	}
+	return r, ok
 }
 
 func (t *keyTable) init(m seg) {
@@ -146,6 +170,7 @@ func (t *keyTable) insert(r region) (uint32, int, error) {
 			t.m.st64(off+entLen, r.len)
 			t.m.st32(off+entKey, key)
 			t.m.st32(off+entVer, v+2)
+			t.gen.Add(1)
 			t.live++
 			return key, (h + i) & (keySlots - 1), nil
 		}
@@ -168,6 +193,7 @@ func (t *keyTable) remove(key uint32, slot int) bool {
 	t.m.st32(off+entVer, v+1)
 	t.m.st32(off+entKey, 0)
 	t.m.st32(off+entVer, v+2)
+	t.gen.Add(1)
 	t.live--
 	return true
 }

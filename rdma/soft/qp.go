@@ -99,6 +99,7 @@ type qp struct {
 	remote    netip.AddrPort
 	wc        rdma.WC // scratch for pushes
 	hdr       hdr     // scratch for issues
+	kc        keyCache
 
 	sq             []sqe
 	sqMask         uint64

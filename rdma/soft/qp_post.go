@@ -11,13 +11,13 @@ import (
 // non-empty segment must lie inside a live region of pd with the rights
 // need (ErrPrivileges: unknown key or missing right; ErrProtection: another
 // PD; ErrInvalid: outside the region).
-func (d *device) checkSGL(pd uint32, sgl []rdma.SGE, need rdma.Access) error {
+func (d *device) checkSGL(kc *keyCache, pd uint32, sgl []rdma.SGE, need rdma.Access) error {
 	for i := range sgl {
 		s := &sgl[i]
 		if s.Length == 0 {
 			continue
 		}
-		r, ok := d.keys.lookup(s.LKey)
+		r, ok := d.keys.lookupCached(kc, s.LKey)
 		switch {
 		case !ok:
 			return rdma.ErrPrivileges
@@ -35,14 +35,14 @@ func (d *device) checkSGL(pd uint32, sgl []rdma.SGE, need rdma.Access) error {
 // sglLen is the total length of sgl, or ok=false when a segment no longer
 // lies in a live region of pd with the rights need (checked again when a
 // request executes: a region may go while the request waits).
-func (d *device) sglLen(pd uint32, sgl []rdma.SGE, need rdma.Access) (uint64, bool) {
+func (d *device) sglLen(kc *keyCache, pd uint32, sgl []rdma.SGE, need rdma.Access) (uint64, bool) {
 	var n uint64
 	for i := range sgl {
 		s := &sgl[i]
 		if s.Length == 0 {
 			continue
 		}
-		r, ok := d.keys.lookup(s.LKey)
+		r, ok := d.keys.lookupCached(kc, s.LKey)
 		if !ok || r.pd != pd || r.access&need != need || !r.covers(s.Addr, uint64(s.Length)) {
 			return 0, false
 		}
@@ -101,7 +101,7 @@ func (q *qp) postSend(wr *rdma.SendWR) (wire, error) {
 		if n > uint64(q.cap.MaxInlineData) {
 			return nil, rdma.ErrInvalid
 		}
-	} else if err := q.dev.checkSGL(q.pd.id, wr.SGL, localNeed(wr.Opcode)); err != nil {
+	} else if err := q.dev.checkSGL(&q.kc, q.pd.id, wr.SGL, localNeed(wr.Opcode)); err != nil {
 		return nil, err
 	}
 	e := &q.sq[q.sqTail&q.sqMask]
@@ -185,7 +185,7 @@ func (q *qp) postRecv(wr *rdma.RecvWR) (wire, error) {
 	case q.rqTail-q.rqHead >= uint64(q.cap.MaxRecvWR):
 		return nil, rdma.ErrQueueFull
 	}
-	if err := q.dev.checkSGL(q.pd.id, wr.SGL, rdma.AccessLocalWrite); err != nil {
+	if err := q.dev.checkSGL(&q.kc, q.pd.id, wr.SGL, rdma.AccessLocalWrite); err != nil {
 		return nil, err
 	}
 	r := &q.rq[q.rqTail&q.rqMask]

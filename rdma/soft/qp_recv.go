@@ -39,7 +39,7 @@ func (q *qp) recvPD() uint32 {
 // recvStatus is the status of placing L bytes in r: its segments must still
 // be registered (with local write) and hold L bytes.
 func (q *qp) recvStatus(r *rqe, L uint64) rdma.WCStatus {
-	capacity, ok := q.dev.sglLen(q.recvPD(), r.sgl[:r.nsge], rdma.AccessLocalWrite)
+	capacity, ok := q.dev.sglLen(&q.kc, q.recvPD(), r.sgl[:r.nsge], rdma.AccessLocalWrite)
 	switch {
 	case !ok:
 		return rdma.WCLocProtErr

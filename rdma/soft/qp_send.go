@@ -111,7 +111,7 @@ func (q *qp) issueOne(c *conn, e *sqe, fresh bool) int {
 		}
 	default:
 		var ok bool
-		if L, ok = q.dev.sglLen(q.pd.id, sgl, localNeed(e.op)); !ok {
+		if L, ok = q.dev.sglLen(&q.kc, q.pd.id, sgl, localNeed(e.op)); !ok {
 			e.finish(rdma.WCLocProtErr, 0)
 			return actNext
 		}

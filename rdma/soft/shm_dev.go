@@ -23,8 +23,9 @@ const drainBudget = 256
 // own process wakes the sleepers of every device. The list is replaced,
 // never changed in place, so that readers load it without a lock.
 var local struct {
-	mu   sync.Mutex // writers only
-	devs atomic.Pointer[[]*device]
+	mu       sync.Mutex // writers only
+	devs     atomic.Pointer[[]*device]
+	sleepers atomic.Int32 // threads asleep on any local device's bell
 }
 
 func registerLocal(d *device) {
@@ -82,9 +83,13 @@ func localReady() (ready bool) {
 	return ready
 }
 
-// ringLocal wakes the sleepers of every device of the process (a device
-// without sleepers costs one load).
+// ringLocal wakes the sleepers of every device of the process; with none
+// asleep it costs one load. (A sleeper counts itself before its last look
+// at every device's queue, and the hint is queued before this load.)
 func ringLocal() {
+	if local.sleepers.Load() == 0 {
+		return
+	}
 	eachLocal(func(d *device) {
 		if d.bell.ld32(bellOffSleepers) != 0 {
 			d.ringSelf()
@@ -129,19 +134,16 @@ func (d *device) drainInbound() {
 	// large message queued behind it.
 	for i := 0; i < drainBudget && !in.pulled; i++ {
 		pos := in.head.Load()
-		off := inSlotOff(pos)
-		e := m.ld64(off)
-		if !isHint(e) {
+		e := m.ld64(inSlotOff(pos))
+		if !hintAt(e, pos) {
 			break
 		}
-		m.st64(off, freeMark(pos+inSlots))
 		in.head.Store(pos + 1)
-		took = true
-		idx, gen, seq, kick, ok := decodeHint(e, pos)
-		if !ok {
-			bad = true // garbage: some hint may be lost
-			continue
+		if (pos+1)%headEvery == 0 {
+			m.st64(bellOffHead, pos+1)
 		}
+		took = true
+		idx, gen, seq, kick, _ := decodeHint(e, pos)
 		q := d.qps[idx].Load()
 		if q == nil {
 			continue // stale: the QP is gone
@@ -165,8 +167,18 @@ func (d *device) drainInbound() {
 // no hint at our head, the next hint belongs there (producers never
 // advance the tail past a position whose slot they did not fill).
 func (d *device) rescanLocked() {
-	if h := d.in.head.Load(); !isHint(d.bell.ld64(inSlotOff(h))) && d.bell.ld64(bellOffTail)-h > inSlots {
-		d.bell.st64(bellOffTail, h)
+	// A tail past the head with no hint at the head is an erased hint: a
+	// producer writes the slot before it moves the tail. Step over such
+	// holes (the messages they named are found below), and put back a
+	// tail a peer moved more than a lap away.
+	m := d.bell
+	h := d.in.head.Load()
+	for t := m.ld64(bellOffTail); t-h-1 < inSlots && !hintAt(m.ld64(inSlotOff(h)), h); h++ {
+	}
+	d.in.head.Store(h)
+	m.st64(bellOffHead, h)
+	if t := m.ld64(bellOffTail); !hintAt(m.ld64(inSlotOff(h)), h) && t-h > inSlots {
+		m.st64(bellOffTail, h)
 	}
 	for i := range d.qps {
 		if q := d.qps[i].Load(); q != nil {

@@ -11,7 +11,8 @@ package soft
 //
 // A slot is published by the sequence word at its start (position + 1),
 // stored last; the consumer polls the slot at its tail, not a shared head
-// index, so a small message costs it one cache line from the producer.
+// index, and the payload follows the header fields in the same line, so a
+// message of up to 16 bytes costs it one cache line from the producer.
 //
 // The segment is shared with the peer, who may write anything anywhere in
 // it: every field read from a slot is checked before use (shm_frame.go),
@@ -44,8 +45,8 @@ const (
 	slotOffSeq = 0 // uint64 in every slot: position + 1 once published
 )
 
-// The eager payload must fit its slot.
-var _ [dataStride - slotHdr - eagerMax]struct{}
+// The eager payload (after the header fields) must fit its slot.
+var _ [dataStride - dsOffData - eagerMax]struct{}
 
 // ring is one side's view of an SPSC ring. A producer owns head and caches
 // tail; a consumer owns tail and publishes it (tailOff) to the producer.

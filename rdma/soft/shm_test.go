@@ -61,31 +61,26 @@ func TestInboundGarbage(t *testing.T) {
 	}
 }
 
-// A hint erased by a hostile peer does not lose its message: a later bad
-// hint, or the periodic rescan of a sleeping waiter, finds it in its ring.
+// A hint erased by a hostile peer does not lose its message: the periodic
+// rescan of a sleeping waiter finds it in its ring and steps over the hole,
+// and later messages flow again.
 func TestInboundErasedHint(t *testing.T) {
 	a, b := shmPair(t)
 	d := devOf(b)
 	rb, rmr := b.buf(t, 16, allAccess)
 	sb, smr := a.buf(t, 8, allAccess)
-	for _, how := range []string{"bad hint", "sleeper rescan"} {
-		t.Run(how, func(t *testing.T) {
-			require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{WRID: 1, SGL: []rdma.SGE{sge(rb, rmr)}}))
-			require.NoError(t, a.qp.PostSend(&rdma.SendWR{Opcode: rdma.WRSend, SGL: []rdma.SGE{sge(sb, smr)}}))
-			head := d.in.head.Load()
-			require.True(t, isHint(d.bell.ld64(inSlotOff(head))), "no hint queued")
-			d.bell.st64(inSlotOff(head), freeMark(head)) // erased
-			pollNone(t, b.rcq, 20*time.Millisecond)
-			switch how {
-			case "bad hint":
-				d.bell.st64(inSlotOff(head), hintStamp(head+3)|12345) // wrong stamp: detected
-			case "sleeper rescan":
-				d.in.lastScan.Store(0)
-				b.ch.Wait(b.ch.Seq(), 10*time.Millisecond)
-			}
-			wc := pollN(t, b.rcq, 1)[0]
-			require.Equal(t, rdma.WCSuccess, wc.Status)
-		})
+	for round := 0; round < 3; round++ {
+		require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{WRID: 1, SGL: []rdma.SGE{sge(rb, rmr)}}))
+		require.NoError(t, a.qp.PostSend(&rdma.SendWR{Opcode: rdma.WRSend, SGL: []rdma.SGE{sge(sb, smr)}}))
+		head := d.in.head.Load()
+		require.True(t, hintAt(d.bell.ld64(inSlotOff(head)), head), "no hint queued")
+		d.bell.st64(inSlotOff(head), 0) // erased
+		pollNone(t, b.rcq, 20*time.Millisecond)
+		d.in.lastScan.Store(0)
+		b.ch.Wait(b.ch.Seq(), 10*time.Millisecond)
+		wc := pollN(t, b.rcq, 1)[0]
+		require.Equal(t, rdma.WCSuccess, wc.Status)
+		sendTag(t, a, b, uint64(round)) // the queue flows again
 	}
 }
 

@@ -29,7 +29,8 @@ type srq struct {
 	head    uint64
 	tail    uint64
 	max     uint64
-	limit   int   // armed limit; 0 when not armed
+	limit   int // armed limit; 0 when not armed
+	kc      keyCache
 	starved []*qp // QPs that found the SRQ empty since the last post
 }
 
@@ -105,7 +106,7 @@ func (s *srq) PostRecv(wr *rdma.RecvWR) error {
 		s.mu.Unlock()
 		return rdma.ErrQueueFull
 	}
-	if err := s.dev.checkSGL(s.pd.id, wr.SGL, rdma.AccessLocalWrite); err != nil {
+	if err := s.dev.checkSGL(&s.kc, s.pd.id, wr.SGL, rdma.AccessLocalWrite); err != nil {
 		s.mu.Unlock()
 		return err
 	}
