@@ -20,19 +20,19 @@ package soft
 // validated before use. So:
 //   - a forged hint for a live connection makes us look at a ring whose
 //     slots carry their own publication word: nothing unpublished is read;
-//   - a garbage hint (bad stamp, QP slot or generation) is dropped and
-//     makes the next drain rescan every connection's ring;
-//   - a hint lost to a full queue sets the overflow flag, which also makes
-//     the next drain rescan;
-//   - a hint erased leaves a hole the consumer stops at (it cannot tell a
-//     hole from a hint not written yet without a look at the tail, which
-//     the Poll fast path does not take); the rescan a sleeping
-//     CompChannel.Wait runs every rescanEvery steps over holes and finds
-//     the messages in their rings; a hint replaced by a forged one delays
-//     its message until its connection's next hint (which names a later
-//     position and so covers it) or that rescan: nothing is lost. (A consumer that only polls and never
-//     sleeps gets no such rescan; with the default same-uid rule a peer
-//     that erases hints could as well ptrace us.)
+//   - a hint for a QP slot or connection generation that is not live is
+//     dropped;
+//   - a hint lost to a full queue sets the overflow flag, which makes the
+//     next drain rescan every connection's ring;
+//   - a hint erased or garbled (a wrong stamp) leaves a hole the consumer
+//     stops at (it cannot tell a hole from a hint not written yet without
+//     a look at the tail, which the Poll fast path does not take); the
+//     rescan a sleeping CompChannel.Wait runs every rescanEvery steps over
+//     holes and finds the messages in their rings; a hint replaced by a
+//     forged one delays its message until its connection's next hint
+//     (which names a later position and so covers it) or that rescan:
+//     nothing is lost. (A consumer that only polls and never sleeps gets
+//     no such rescan.)
 // A same-uid peer could attach to us with ptrace anyway; the point of the
 // checks is that a buggy or dying peer costs us nothing but its connection.
 //

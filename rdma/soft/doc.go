@@ -91,14 +91,16 @@
 // position to the receiving device's queue, and Poll processes each named
 // connection up to that position, in queue order. The payloads stay in
 // per-connection rings; a peer can write the whole queue, so an entry is
-// only a hint that is checked (stamp, QP slot, connection generation) and
-// never trusted for anything but where to look: a forged hint makes us
-// look at a ring whose slots carry their own publication word, a garbage
-// one or a lost one (the queue full, the overflow flag) makes the next
-// drain rescan every connection, an erased one is recovered by the next
-// hint of its connection or the rescan a sleeping waiter runs every second,
-// and a tail moved away is repaired by that rescan. Nothing is lost; a
-// consumer that only polls and never sleeps gets no periodic rescan.
+// only a hint, taken only at the position its stamp names and never
+// trusted for anything but where to look: a forged hint makes us look at a
+// ring whose slots carry their own publication word; a hint lost to a full
+// queue raises the overflow flag, and the next drain rescans every
+// connection; an erased or garbled one leaves a hole that the rescan a
+// sleeping waiter runs every second steps over (finding the message in
+// its ring), as it also puts back a tail a peer moved away. Nothing is
+// lost; a consumer that only polls and never sleeps gets no periodic
+// rescan. The consumer never writes the queue (it publishes its head now
+// and then), so a hint's cache line crosses cores once per message.
 //
 // Over TCP, the receive loop serves connections in the order the kernel
 // reports them readable (an edge-triggered epoll set), one frame per turn,
