@@ -193,7 +193,7 @@ func (e *EVD) push(ev *Event) {
 	e.mu.Unlock()
 
 	if trigger {
-		cno.trigger(e)
+		cno.trigger(e, 1)
 	}
 	e.ia.wake()
 	if overflowed {

@@ -124,15 +124,17 @@ func (e *EVD) enqueueLocked(k int) {
 		}
 		return
 	}
-	trigger := false
+	triggers := 0
 	for i := 0; i < k; i++ {
-		trigger = e.insertLocked(&e.evs[i]) || trigger
+		if e.insertLocked(&e.evs[i]) {
+			triggers++
+		}
 		e.evs[i] = Event{}
 	}
 	cno := e.cno
 	e.mu.Unlock()
-	if trigger {
-		cno.trigger(e)
+	if triggers > 0 {
+		cno.trigger(e, triggers)
 	}
 }
 
