@@ -79,7 +79,8 @@ const (
 
 // A hint is a uint64 entry:
 //
-//	bits  0-18  position of the message in the connection's ring (low bits)
+//	bits  0-18  position of the message in the connection's ring (low bits);
+//	            for a kick, hintAll (1) asks to take every published message
 //	bit   19    kick: no new message; retry what waits (grant, ring space)
 //	bits 20-27  connection generation of the QP slot
 //	bits 28-39  QP slot on the receiving device
@@ -88,6 +89,7 @@ const (
 	hintSeqBits = 19
 	hintSeqMask = 1<<hintSeqBits - 1
 	hintKick    = 1 << 19
+	hintAll     = 1 // with hintKick: resume the messages that waited
 	hintGenSh   = 20
 	hintIdxSh   = 28
 	hintStampSh = 40

@@ -112,81 +112,98 @@ func FuzzCheckFrame(f *testing.F) {
 	})
 }
 
-// slotSeg is one data slot and one control slot of memory, as a peer
-// could have left them.
+// slotSeg is one data slot, one chunk and one control slot of memory, as
+// a peer could have left them.
 func slotSeg(b []byte) seg {
-	m := seg{b: make([]byte, dataStride+ctlStride)}
+	m := seg{b: make([]byte, dataStride+chunkSize+ctlStride)}
 	copy(m.b, b)
 	return m
 }
 
+const (
+	tChunk = dataStride             // the chunk of slotSeg
+	tCtl   = dataStride + chunkSize // its control slot
+)
+
 func TestDataSlotChecks(t *testing.T) {
 	m := slotSeg(nil)
 	var d rdvDesc
-	h := hdr{typ: msgSend, flags: flAckReq, len: 3 * eagerMax}
+	h := hdr{typ: msgSend, flags: flAckReq, num: 1, len: 3 * eagerMax}
 	putDataSlot(m, 0, &h, 4, 2)
-	binary.LittleEndian.PutUint64(m.b[dsOffData:], 0x1000)
-	binary.LittleEndian.PutUint64(m.b[dsOffData+8:], eagerMax)
-	binary.LittleEndian.PutUint64(m.b[dsOffData+16:], 0x9000)
-	binary.LittleEndian.PutUint64(m.b[dsOffData+24:], 2*eagerMax)
-	got, g, ok := getDataSlot(m, 0, &d)
+	putRdvDesc(m, tChunk, []rdma.SGE{{Addr: 0x1000, Length: eagerMax}, {Addr: 0x9000, Length: 2 * eagerMax}})
+	got, g, _, ok := getDataSlot(m, 0, tChunk, &d)
 	require.True(t, ok)
 	require.Equal(t, h, got)
 	require.Equal(t, uint32(4), g)
 	require.Equal(t, 2, d.n)
 
-	binary.LittleEndian.PutUint64(m.b[dsOffData+24:], 2*eagerMax+1) // segments do not add up
-	_, _, ok = getDataSlot(m, 0, &d)
+	binary.LittleEndian.PutUint64(m.b[tChunk+24:], 2*eagerMax+1) // segments do not add up
+	_, _, _, ok = getDataSlot(m, 0, tChunk, &d)
 	require.False(t, ok)
 	m.put32(dsOffNSGE, maxSGE+1) // too many segments
-	_, _, ok = getDataSlot(m, 0, &d)
+	_, _, _, ok = getDataSlot(m, 0, tChunk, &d)
 	require.False(t, ok)
-	h = hdr{typ: msgSend, flags: flAckReq, len: eagerMax + 1} // large without a descriptor
+	for _, bad := range []hdr{
+		{typ: msgSend, flags: flAckReq, len: slotInline + 1},         // too long for the slot, no chunk
+		{typ: msgSend, flags: flAckReq, num: 2, len: 8},              // num is 0 or 1
+		{typ: msgSend, len: 8},                                       // not asking for a verdict
+		{typ: msgAck, flags: flAckReq},                               // not a data ring message
+		{typ: msgSend, flags: flAckReq | 0x80, len: 8},               // unknown flag
+		{typ: msgSend, flags: flAckReq, num: 1, len: maxMsgSize + 1}, // too long
+	} {
+		putDataSlot(m, 0, &bad, 0, 0)
+		_, _, _, ok = getDataSlot(m, 0, tChunk, &d)
+		require.False(t, ok, "%+v", bad)
+	}
+	h = hdr{typ: msgSend, flags: flAckReq, len: 8}
 	putDataSlot(m, 0, &h, 0, 0)
-	_, _, ok = getDataSlot(m, 0, &d)
-	require.False(t, ok)
-	h = hdr{typ: msgSend, len: 8} // not asking for a verdict
+	_, _, pay, ok := getDataSlot(m, 0, tChunk, &d)
+	require.True(t, ok)
+	require.Equal(t, dsOffData, pay, "inline payload")
+	h = hdr{typ: msgSend, flags: flAckReq, num: 1, len: eagerMax}
 	putDataSlot(m, 0, &h, 0, 0)
-	_, _, ok = getDataSlot(m, 0, &d)
-	require.False(t, ok)
-	h = hdr{typ: msgAck} // not a data ring message
-	putDataSlot(m, 0, &h, 0, 0)
-	_, _, ok = getDataSlot(m, 0, &d)
-	require.False(t, ok)
+	_, _, pay, ok = getDataSlot(m, 0, tChunk, &d)
+	require.True(t, ok)
+	require.Equal(t, tChunk, pay, "payload in the consumer's chunk")
 
-	putCtlSlot(m, dataStride, msgNak, 7, rdma.WCRemAccessErr)
-	num, st, ok := getCtlSlot(m, dataStride)
+	putCtlSlot(m, tCtl, msgNak, 7, rdma.WCRemAccessErr)
+	num, st, ok := getCtlSlot(m, tCtl)
 	require.True(t, ok)
 	require.Equal(t, []any{uint32(7), rdma.WCRemAccessErr}, []any{num, st})
-	putCtlSlot(m, dataStride, msgNak, 7, rdma.WCSuccess) // a NAK must carry a failure
-	_, _, ok = getCtlSlot(m, dataStride)
+	putCtlSlot(m, tCtl, msgNak, 7, rdma.WCSuccess) // a NAK must carry a failure
+	_, _, ok = getCtlSlot(m, tCtl)
 	require.False(t, ok)
-	putCtlSlot(m, dataStride, msgAck, 7, rdma.WCSuccess) // only NAKs travel there
-	_, _, ok = getCtlSlot(m, dataStride)
+	putCtlSlot(m, tCtl, msgAck, 7, rdma.WCSuccess) // only NAKs travel there
+	_, _, ok = getCtlSlot(m, tCtl)
 	require.False(t, ok)
 }
 
 func FuzzSlots(f *testing.F) {
 	m := slotSeg(nil)
-	h := hdr{typ: msgSend, flags: flAckReq, len: 2 * eagerMax}
+	h := hdr{typ: msgSend, flags: flAckReq, num: 1, len: 2 * eagerMax}
 	putDataSlot(m, 0, &h, 0, 1)
-	binary.LittleEndian.PutUint64(m.b[dsOffData+8:], 2*eagerMax)
-	putCtlSlot(m, dataStride, msgNak, 1, rdma.WCRemOpErr)
+	putRdvDesc(m, tChunk, []rdma.SGE{{Addr: 1, Length: 2 * eagerMax}})
+	putCtlSlot(m, tCtl, msgNak, 1, rdma.WCRemOpErr)
 	f.Add(append([]byte(nil), m.b...))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m := slotSeg(b)
 		var d rdvDesc
-		if h, _, ok := getDataSlot(m, 0, &d); ok {
+		if h, _, pay, ok := getDataSlot(m, 0, tChunk, &d); ok {
 			var sum uint64
 			for i := 0; i < d.n; i++ {
 				sum += uint64(d.seg[i].Len)
 			}
-			if h.typ != msgSend || h.flags&flAckReq == 0 || h.len > maxMsgSize || h.len > eagerMax && (sum != h.len || d.n > maxSGE) {
+			switch {
+			case h.typ != msgSend || h.flags&flAckReq == 0 || h.len > maxMsgSize:
+				t.Fatalf("accepted %+v", h)
+			case h.len > eagerMax && (h.num != 1 || sum != h.len || d.n > maxSGE):
 				t.Fatalf("accepted %+v with %d segments of %d bytes", h, d.n, sum)
+			case h.len <= eagerMax && (pay+int(h.len) > len(m.b) || h.num == 0 && h.len > slotInline):
+				t.Fatalf("accepted %+v with its payload at %d", h, pay)
 			}
 		}
-		if _, st, ok := getCtlSlot(m, dataStride); ok && !nakStatusOK(st) {
+		if _, st, ok := getCtlSlot(m, tCtl); ok && !nakStatusOK(st) {
 			t.Fatalf("accepted a NAK with status %v", st)
 		}
 	})

@@ -124,19 +124,34 @@ func (d *device) drainInbound() {
 		return
 	}
 	defer in.mu.Unlock()
+	took, more := d.takeHintsLocked(drainBudget)
 	m := d.bell
-	bad := false
-	took := false
+	if took && m.ld32(bellOffOverflow) != 0 {
+		m.st32(bellOffOverflow, 0)
+		in.rescan.Store(true)
+	}
+	if !more && in.rescan.Swap(false) {
+		d.rescanLocked()
+	}
+}
+
+// takeHintsLocked takes up to budget hints in queue order (in.mu held). A
+// drain stops after one rendezvous placement (a copy whose cost grows with
+// the message): its caller gets its completion and can post the receive
+// that keeps the sender going, rather than wait for every large message
+// queued behind it. more: it stopped with hints left.
+func (d *device) takeHintsLocked(budget int) (took, more bool) {
+	in := &d.in
+	m := d.bell
 	in.pulled = false
-	// A Poll stops after one rendezvous placement (a copy whose cost grows
-	// with the message): its caller gets its completion and can post the
-	// receive that keeps the sender going, rather than wait for every
-	// large message queued behind it.
-	for i := 0; i < drainBudget && !in.pulled; i++ {
+	for i := 0; ; i++ {
 		pos := in.head.Load()
 		e := m.ld64(inSlotOff(pos))
 		if !hintAt(e, pos) {
-			break
+			return took, false
+		}
+		if i == budget || in.pulled {
+			return took, true
 		}
 		in.head.Store(pos + 1)
 		if (pos+1)%headEvery == 0 {
@@ -152,38 +167,34 @@ func (d *device) drainInbound() {
 			w.onHint(seq, kick)
 		}
 	}
-	if took && m.ld32(bellOffOverflow) != 0 {
-		m.st32(bellOffOverflow, 0)
-		bad = true
-	}
-	if bad || in.rescan.Load() {
-		in.rescan.Store(false)
-		d.rescanLocked()
-	}
 }
 
-// rescanLocked looks at every shared-memory connection's rings, as if each
-// had a kick; in.mu is held. It also repairs a tail a peer moved away: with
-// no hint at our head, the next hint belongs there (producers never
-// advance the tail past a position whose slot they did not fill).
+// rescanLocked finds messages whose hints were lost (in.mu held). It first
+// takes every hint queued, in order, stepping over holes (an erased hint:
+// a tail past the head with no hint at the head, since a producer writes
+// the slot before it moves the tail), so that the messages with hints are
+// taken in arrival order; then it looks at every connection's ring, as if
+// each had a kick, for what is left; it also puts back a tail a peer moved
+// more than a lap away.
 func (d *device) rescanLocked() {
-	// A tail past the head with no hint at the head is an erased hint: a
-	// producer writes the slot before it moves the tail. Step over such
-	// holes (the messages they named are found below), and put back a
-	// tail a peer moved more than a lap away.
 	m := d.bell
-	h := d.in.head.Load()
-	for t := m.ld64(bellOffTail); t-h-1 < inSlots && !hintAt(m.ld64(inSlotOff(h)), h); h++ {
+	for {
+		for _, more := d.takeHintsLocked(drainBudget); more; _, more = d.takeHintsLocked(drainBudget) {
+		}
+		h := d.in.head.Load()
+		if t := m.ld64(bellOffTail); t-h-1 >= inSlots { // no hole: the tail is at the head, or garbage
+			if t-h > inSlots {
+				m.st64(bellOffTail, h)
+			}
+			break
+		}
+		d.in.head.Store(h + 1) // a hole
 	}
-	d.in.head.Store(h)
-	m.st64(bellOffHead, h)
-	if t := m.ld64(bellOffTail); !hintAt(m.ld64(inSlotOff(h)), h) && t-h > inSlots {
-		m.st64(bellOffTail, h)
-	}
+	m.st64(bellOffHead, d.in.head.Load())
 	for i := range d.qps {
 		if q := d.qps[i].Load(); q != nil {
 			if w := q.shmw.Load(); w != nil {
-				w.onHint(0, true)
+				w.onHint(hintAll, true)
 			}
 		}
 	}

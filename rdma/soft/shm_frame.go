@@ -12,7 +12,7 @@ import (
 // Data slot header fields (after the sequence word).
 const (
 	dsOffType  = 8  // uint32: type | flags<<8
-	dsOffNum   = 12 // uint32
+	dsOffNum   = 12 // uint32: 1 when the payload or descriptor is in the next chunk
 	dsOffAux   = 16 // uint32
 	dsOffNSGE  = 20 // uint32 rendezvous descriptors
 	dsOffLen   = 24 // uint64
@@ -43,51 +43,60 @@ func putDataSlot(m seg, off int, h *hdr, grant uint32, nsge int) {
 	m.put32(off+dsOffNSGE, uint32(nsge))
 }
 
-// getDataSlot decodes and checks a published data slot. Only SENDs travel
-// on the data ring, each asking for a verdict; one of at most eagerMax
-// bytes carries them in the slot, a larger one (rendezvous) a descriptor
-// of the sender's memory whose segments add up to its length. ok is false
-// for anything else.
-func getDataSlot(m seg, off int, d *rdvDesc) (h hdr, grant uint32, ok bool) {
+// getDataSlot decodes and checks a published data slot at off; chunk is
+// the offset of the chunk its payload or descriptor is in when it says so
+// (num 1: the consumer's own next chunk, never a peer's number). Only
+// SENDs travel on the data ring, each asking for a verdict: one of at most
+// slotInline bytes in the slot or in a chunk, one of at most eagerMax
+// bytes in a chunk, a larger one (rendezvous) as a descriptor of the
+// sender's memory in a chunk, whose segments add up to its length. pay is
+// where the payload is (eager); ok is false for anything else.
+func getDataSlot(m seg, off, chunk int, d *rdvDesc) (h hdr, grant uint32, pay int, ok bool) {
 	t := m.get32(off + dsOffType)
 	h.typ, h.flags = uint8(t), uint8(t>>8)
 	h.num, h.aux = m.get32(off+dsOffNum), m.get32(off+dsOffAux)
 	grant = m.get32(off + dsOffGrant)
 	h.len, h.addr = m.get64(off+dsOffLen), m.get64(off+dsOffAddr)
 	if t>>16 != 0 || h.typ != msgSend || h.flags&^(flSolicited|flAckReq|flNotify) != 0 ||
-		h.flags&flAckReq == 0 || h.len > maxMsgSize {
-		return h, 0, false
+		h.flags&flAckReq == 0 || h.len > maxMsgSize || h.num > 1 {
+		return h, 0, 0, false
 	}
-	if h.len <= eagerMax {
-		return h, grant, true
+	inChunk := h.num == 1
+	switch {
+	case h.len <= slotInline && !inChunk:
+		return h, grant, off + dsOffData, true
+	case !inChunk:
+		return h, 0, 0, false // too long for the slot, and no chunk
+	case h.len <= eagerMax:
+		return h, grant, chunk, true
 	}
 	ns := m.get32(off + dsOffNSGE)
 	if ns > maxSGE || ns == 0 && h.len != 0 {
-		return h, 0, false
+		return h, 0, 0, false
 	}
 	var sum uint64
 	for i := 0; i < int(ns); i++ {
-		p := off + dsOffData + i*16
+		p := chunk + i*16
 		a, l := m.get64(p), m.get64(p+8)
 		if l == 0 || l > maxMsgSize || a+l < a {
-			return h, 0, false
+			return h, 0, 0, false
 		}
 		d.seg[i] = iov{Base: uintptr(a), Len: int(l)}
 		sum += l
 	}
 	d.n = int(ns)
-	return h, grant, sum == h.len
+	return h, grant, 0, sum == h.len
 }
 
-// putRdvDesc writes the descriptors of a rendezvous message: the non-empty
-// segments of sgl.
+// putRdvDesc writes the descriptors of a rendezvous message at off (a
+// chunk): the non-empty segments of sgl.
 func putRdvDesc(m seg, off int, sgl []rdma.SGE) int {
 	n := 0
 	for i := range sgl {
 		if sgl[i].Length == 0 {
 			continue
 		}
-		p := off + dsOffData + n*16
+		p := off + n*16
 		m.put64(p, sgl[i].Addr)
 		m.put64(p+8, uint64(sgl[i].Length))
 		n++

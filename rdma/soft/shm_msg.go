@@ -32,7 +32,7 @@ const (
 )
 
 const (
-	cmVersion = 2
+	cmVersion = 3
 	cmHdr     = 64
 	cmMaxMsg  = cmHdr + maxPrivData
 

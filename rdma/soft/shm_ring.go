@@ -1,13 +1,21 @@
 package soft
 
 // Shared-memory rings. A connection segment (a sealed memfd the active side
-// creates) holds two directions; each is a data ring (a message's header and
-// eager payload, or a rendezvous descriptor, per slot), a small control
-// ring (NAKs: failed verdicts, in order) and a control block of words: the
-// consumer's grant and its count of verdicts (which a sender reads instead
-// of a message per acknowledgement), and the producer's requests to be
-// told when either moves. A sender has at most ctlSlots messages without a
-// verdict, so a NAK always fits.
+// creates) holds two directions; each is a data ring of small slots (a
+// message's header and, up to slotInline bytes, its payload), an area of
+// chunks used in ring order (the payload of a larger eager message, or the
+// descriptor of a rendezvous one), a control ring (NAKs: failed verdicts,
+// in order) and a control block of words: the consumer's grant and its
+// count of verdicts (which a sender reads instead of a message per
+// acknowledgement), and the producer's requests to be told when either
+// moves. A sender has at most ctlSlots messages without a verdict, so a
+// NAK always fits.
+//
+// The data ring is deep (dataSlots) so that a sender can have as many
+// messages published as it has grants, up to that: a sender whose ring is
+// full waits, and another connection's later message goes first. Its slots
+// are small so that its pages stay few; chunks, which hold up to eagerMax
+// bytes each, are fewer.
 //
 // A slot is published by the sequence word at its start (position + 1),
 // stored last; the consumer polls the slot at its tail, not a shared head
@@ -20,33 +28,37 @@ package soft
 // segment.
 
 const (
-	dataSlots  = 64
-	slotHdr    = 64
-	dataStride = slotHdr + eagerMax
-	ctlSlots   = 256 // also the bound on messages without a verdict
+	dataSlots  = 1024
+	dataStride = 256
+	slotInline = dataStride - dsOffData // payload bytes a slot holds
+	chunkSlots = 64
+	chunkSize  = eagerMax
+	ctlSlots   = 1024 // also the bound on messages without a verdict
 	ctlStride  = 32
 
 	// Direction control block, at the start of each direction: words the
 	// consumer writes, then (on their own lines) words the producer writes.
-	dirOffGrant   = 0   // uint32 the consumer's grant
-	dirOffAcked   = 8   // uint64 the consumer's verdicts: count executed | NAKs published<<32
-	dirOffTail    = 64  // uint64 data ring consumer index
-	dirOffBlocked = 128 // uint32 the producer found the data ring full
-	dirOffHungry  = 136 // uint64 the producer waits for a grant beyond (see askGrant)
-	dirOffWantAck = 144 // uint64 the producer waits for verdicts beyond (see send)
-	dirOffCtlTail = 192 // uint64 control ring consumer index
-	dirCtl        = 256
+	dirOffGrant     = 0   // uint32 the consumer's grant
+	dirOffAcked     = 8   // uint64 the consumer's verdicts: count executed | NAKs published<<32
+	dirOffTail      = 64  // uint64 data ring consumer index
+	dirOffBlocked   = 128 // uint32 the producer found the data ring full
+	dirOffHungry    = 136 // uint64 the producer waits for a grant beyond (see askGrant)
+	dirOffWantAck   = 144 // uint64 the producer waits for verdicts beyond (see send)
+	dirOffCtlTail   = 192 // uint64 control ring consumer index
+	dirOffChunkTail = 200 // uint64 chunks consumed
+	dirCtl          = 256
 
 	dataRingOff = dirCtl
 	ctlRingOff  = dataRingOff + dataSlots*dataStride
-	dirSize     = (ctlRingOff + ctlSlots*ctlStride + 4095) &^ 4095
+	chunkOff    = (ctlRingOff + ctlSlots*ctlStride + 4095) &^ 4095
+	dirSize     = chunkOff + chunkSlots*chunkSize
 	connSegSize = 2 * dirSize
 
 	slotOffSeq = 0 // uint64 in every slot: position + 1 once published
 )
 
-// The eager payload (after the header fields) must fit its slot.
-var _ [dataStride - dsOffData - eagerMax]struct{}
+// A rendezvous descriptor fits a chunk.
+var _ [chunkSize - maxSGE*16]struct{}
 
 // ring is one side's view of an SPSC ring. A producer owns head and caches
 // tail; a consumer owns tail and publishes it (tailOff) to the producer.
@@ -98,24 +110,4 @@ func (r *ring) commit() {
 		r.pub = r.tail
 		r.m.st64(r.tailOff, r.tail)
 	}
-}
-
-// lazyCommit is commit for the data ring, skipped (it is a store the
-// producer's next full check pulls across) until a quarter of the ring is
-// consumed or the producer found it full; it reports whether the producer
-// was blocked and must be kicked. Liveness: a producer that finds the ring
-// full sets the blocked flag before its last look at the tail.
-func (r *ring) lazyCommit(blockedOff int) bool {
-	if r.pub == r.tail {
-		return false
-	}
-	if r.tail-r.pub < r.n/4 && r.m.ld32(blockedOff) == 0 {
-		return false
-	}
-	r.commit()
-	if r.m.ld32(blockedOff) != 0 {
-		r.m.st32(blockedOff, 0)
-		return true
-	}
-	return false
 }

@@ -10,9 +10,12 @@ import (
 
 // onHint processes what a hint for this connection names: the peer's
 // verdicts (its count word, and NAKs on the control ring), then the
-// messages on the data ring up to position seq (every published one for a
-// kick), then, for a kick, whatever the send queue waits for (a grant,
-// ring room, verdicts).
+// messages on the data ring up to position seq, then, for a kick, whatever
+// the send queue waits for (a grant, ring room, verdicts). A kick takes no
+// message (each has its own hint, and taking one ahead of other
+// connections' earlier ones would break arrival order) unless it says
+// hintAll: the resume of a message that waited for an SRQ receive (the
+// hints of those behind it were spent on it), or a rescan.
 func (w *shmWire) onHint(seq uint32, kick bool) {
 	if w.closed.Load() {
 		return
@@ -35,10 +38,10 @@ func (w *shmWire) onHint(seq uint32, kick bool) {
 			return
 		}
 	}
-	if !w.drainData(seq, kick) {
+	if (!kick || seq&hintAll != 0) && !w.drainData(seq, kick) {
 		return
 	}
-	if w.rx.lazyCommit(w.rxDir + dirOffBlocked) {
+	if w.commitRx() {
 		w.notifyPeer(0, true) // the peer found the ring full: room now
 	}
 	if kick {
@@ -72,7 +75,8 @@ func (w *shmWire) drainData(seq uint32, all bool) bool {
 			return true // past the hinted message: later ones have hints of their own
 		}
 		off := w.rx.slot(w.rx.tail)
-		h, grant, ok := getDataSlot(w.mem, off, &w.rdvIn)
+		chunk := w.rxDir + chunkOff + int(w.rxChunk%chunkSlots)*chunkSize
+		h, grant, pay, ok := getDataSlot(w.mem, off, chunk, &w.rdvIn)
 		if !ok {
 			w.violation()
 			return false
@@ -83,12 +87,15 @@ func (w *shmWire) drainData(seq uint32, all bool) bool {
 			w.pull = shmPull{w: w}
 			p = &w.pull
 		} else {
-			w.inl = shmInline{m: w.mem, off: off + dsOffData}
+			w.inl = shmInline{m: w.mem, off: pay}
 			p = &w.inl
 		}
 		switch err := w.q.onSend(w.c, &h, p); err {
 		case nil:
 			w.rx.take()
+			if h.num == 1 {
+				w.rxChunk++
+			}
 			w.rxWait = false
 			if h.flags&flNotify != 0 {
 				w.notifyPeer(0, true) // a signalled send: its verdict is out
@@ -106,6 +113,33 @@ func (w *shmWire) drainData(seq uint32, all bool) bool {
 			return false
 		}
 	}
+	return true
+}
+
+// commitRx publishes what was consumed (slots and chunks): lazily, each
+// once a quarter of its kind is consumed (a store the producer's next full
+// check pulls across), or at once when the producer found either full; it
+// reports whether the producer was blocked and must be kicked. Liveness: a
+// producer that finds no room sets the blocked flag before its last look;
+// one that finds the slots or chunks full while under a quarter of them
+// is unpublished still has messages here that will be taken (and commit
+// again) once their receives are posted.
+func (w *shmWire) commitRx() bool {
+	blockedOff := w.rxDir + dirOffBlocked
+	if w.mem.ld32(blockedOff) == 0 {
+		if w.rxChunk-w.rxChunkPub >= chunkSlots/4 {
+			w.rxChunkPub = w.rxChunk
+			w.mem.st64(w.rxDir+dirOffChunkTail, w.rxChunk)
+		}
+		if w.rx.tail-w.rx.pub >= dataSlots/4 {
+			w.rx.commit()
+		}
+		return false
+	}
+	w.rxChunkPub = w.rxChunk
+	w.mem.st64(w.rxDir+dirOffChunkTail, w.rxChunk)
+	w.rx.commit()
+	w.mem.st32(blockedOff, 0)
 	return true
 }
 

@@ -38,14 +38,18 @@ type shmWire struct {
 	rxDir    int           // our consuming direction's control block
 
 	// Producer side, under qp.mu.
-	tx, txc ring
+	tx, txc   ring
+	txChunk   uint64 // chunks used
+	txChunkOK uint64 // chunks the consumer freed, as last read
 
 	// Consumer side, under the device's inbound.mu.
-	rx, rxc ring
-	rxWait  bool // the data ring's head waits for an SRQ receive
-	rdvIn   rdvDesc
-	inl     shmInline // the payload of the message being placed
-	pull    shmPull
+	rx, rxc    ring
+	rxWait     bool   // the data ring's head waits for an SRQ receive
+	rxChunk    uint64 // chunks consumed
+	rxChunkPub uint64 // ... as last published
+	rdvIn      rdvDesc
+	inl        shmInline // the payload of the message being placed
+	pull       shmPull
 
 	peerG   atomic.Uint32 // the peer's grant as last heard
 	naksIn  atomic.Uint32 // the peer's NAKs taken from the control ring (drain)
@@ -105,42 +109,65 @@ func (w *shmWire) notifyPeer(pos uint64, kick bool) {
 	}
 }
 
-// send issues a SEND: a payload of up to eagerMax bytes is copied into the
-// slot now, a larger one travels as a descriptor; the verdict completes it.
+// send issues a SEND: a payload of up to slotInline bytes is copied into
+// the slot, one of up to eagerMax bytes into the next chunk, and a larger
+// one travels as a descriptor in the next chunk; the verdict completes it.
 func (w *shmWire) send(h *hdr, sgl []rdma.SGE) issued {
 	if w.c.acked-w.c.peerAcked >= ctlSlots {
 		// Every message without a verdict must find room for its NAK.
 		w.watchAcks(w.c.peerAcked)
 		return issuedFull
 	}
-	if !w.tx.room() {
+	inChunk := h.len > slotInline
+	if !w.tx.room() || inChunk && !w.chunkRoom() {
 		w.mem.st32(w.txDir+dirOffBlocked, 1)
-		if !w.tx.room() { // the consumer may have committed meanwhile
+		if !w.tx.room() || inChunk && !w.chunkRoom() { // the consumer may have committed meanwhile
 			return issuedFull
 		}
 	}
 	off := w.tx.slot(w.tx.head)
+	dst := off + dsOffData
+	if inChunk {
+		dst = w.txDir + chunkOff + int(w.txChunk%chunkSlots)*chunkSize
+	}
 	nsge := 0
 	if h.len > eagerMax {
-		nsge = putRdvDesc(w.mem, off, sgl)
+		nsge = putRdvDesc(w.mem, dst, sgl)
 	} else {
-		dst := w.mem.b[off+dsOffData : off+dsOffData+int(h.len)]
+		b := w.mem.b[dst : dst+int(h.len)]
 		for i := range sgl {
 			l := int(sgl[i].Length)
 			if l == 0 {
 				continue
 			}
-			if !copyIn(dst[:l], sgl[i].Addr) {
+			if !copyIn(b[:l], sgl[i].Addr) {
 				return issuedFault // nothing published: the slot is reused
 			}
-			dst = dst[l:]
+			b = b[l:]
 		}
+	}
+	if inChunk {
+		h.num = 1
+		w.txChunk++
 	}
 	putDataSlot(w.mem, off, h, w.c.grantLocked(), nsge)
 	pos := w.tx.head
 	w.tx.publish()
 	w.notifyPeer(pos, false)
 	return issuedAcked
+}
+
+// chunkRoom reports whether a chunk is free, refreshing the consumer's
+// count when none seems to be (taken only if it moved forward and no
+// further than ours).
+func (w *shmWire) chunkRoom() bool {
+	if w.txChunk-w.txChunkOK < chunkSlots {
+		return true
+	}
+	if t := w.mem.ld64(w.txDir + dirOffChunkTail); t-w.txChunkOK <= w.txChunk-w.txChunkOK {
+		w.txChunkOK = t
+	}
+	return w.txChunk-w.txChunkOK < chunkSlots
 }
 
 // access performs a one-sided RDMA read or write after checking the
@@ -296,10 +323,12 @@ func (w *shmWire) nak(k uint32, st rdma.WCStatus) {
 	w.notifyPeer(0, true)
 }
 
-// resume retries the message that waited for an SRQ receive: a kick in
-// our own queue, taken by the next drain (in order with other arrivals).
+// resume retries the message that waited for an SRQ receive, and those
+// behind it: a kick in our own queue, taken by the next drain (in order
+// with other arrivals).
 func (w *shmWire) resume() {
-	bellRef{w.d.bell}.post(w.selfHint | hintKick)
+	bellRef{w.d.bell}.post(w.selfHint | hintKick | hintAll)
 }
 
-func (w *shmWire) flush() {}
+func (w *shmWire) flush()       {}
+func (w *shmWire) flushPosted() {}
