@@ -65,7 +65,7 @@ func localNeed(op rdma.WROpcode) rdma.Access {
 func (q *qp) PostSend(wr *rdma.SendWR) error {
 	w, err := q.postSend(wr)
 	if w != nil {
-		w.flush()
+		w.flushPosted()
 	}
 	return err
 }

@@ -179,7 +179,7 @@ func (q *qp) sendRequest(c *conn, w *tcpWire, svc uint64, priv []byte) bool {
 	c.w = w
 	w.bind(q, c)
 	w.wmu.Lock()
-	w.queueLocked(frame{typ: frReq, flags: tcpVersion, aux: tcpMagic, addr: svc}, priv).fixedAck = true
+	w.queueLocked(frame{typ: frReq, flags: tcpVersion, ack: q.dev.tcp.token, aux: tcpMagic, addr: svc}, priv).fixedAck = true
 	w.wmu.Unlock()
 	w.grant.Store(c.grantLocked())
 	return true
@@ -229,6 +229,7 @@ func (w *tcpWire) awaitAnswer(ctx context.Context) (rdma.CMEventType, []byte) {
 		return rdma.CMRefused, nil
 	}
 	w.peerG.Store(f.grant)
+	w.setOrder(f.ack)
 	return 0, priv
 }
 
@@ -305,6 +306,7 @@ func (d *device) incomingTCP(p *tcpPort, s *net.TCPConn) {
 	}
 	_ = s.SetReadDeadline(time.Time{})
 	w.peerG.Store(f.grant)
+	w.setOrder(f.ack)
 	tp := &tcpPending{w: w}
 	r := &connReq{l: l, remote: addrPortOf(s.RemoteAddr()), priv: priv, p: tp}
 	l.deliver(r)
@@ -375,7 +377,7 @@ func (tp *tcpPending) accept(q *qp, priv []byte, gone bool) {
 	w.grant.Store(c.grantLocked())
 	_ = w.sock.SetReadDeadline(time.Now().Add(cmTimeout))
 	w.wmu.Lock()
-	w.queueLocked(frame{typ: frAcc, aux: tcpMagic}, priv).fixedAck = true
+	w.queueLocked(frame{typ: frAcc, ack: q.dev.tcp.token, aux: tcpMagic}, priv).fixedAck = true
 	w.wmu.Unlock()
 	w.kickWriter()
 }

@@ -39,6 +39,8 @@ type tcpDev struct {
 	pend   map[*tcpWire]struct{} // incoming connections not yet bound to a QP
 	closed bool
 	loop   *tcpLoop // the receive loop, started with the first connection
+	token  uint32   // names this device to peers (tcp_order.go)
+	orders map[orderKey]*tcpOrder
 }
 
 // tcpPort is one listening socket and the service ids it serves.
@@ -56,6 +58,8 @@ type tcpListen struct {
 func (t *tcpDev) init() {
 	t.ports = map[uint16]*tcpPort{}
 	t.pend = map[*tcpWire]struct{}{}
+	t.orders = map[orderKey]*tcpOrder{}
+	t.token = randKey()
 }
 
 // close stops every port and drops the connections not yet bound.

@@ -5,9 +5,12 @@ package soft
 //
 //	off  0  u8   type
 //	off  1  u8   flags (SEND: solicited, ack requested; REQ: version)
+//	off  2  u16  SEND: its stamp among the SENDs to the peer device
+//	             (tcp_order.go); zero in other frames
 //	off  4  u32  grant: receives the sender has posted on this connection
 //	             (cumulative); the peer may have at most grant SENDs issued
-//	off  8  u32  ack: requests of the peer the sender executed (cumulative)
+//	off  8  u32  ack: requests of the peer the sender executed (cumulative);
+//	             REQ/ACC the sender device's token (tcp_order.go)
 //	off 12  u32  aux: WRITE/READREQ rkey; READDONE/NAK status; REJ reason;
 //	             REQ/ACC magic; NEED the grant the asker has seen
 //	off 16  u64  len: payload bytes that follow (READREQ: bytes to read)
@@ -34,7 +37,7 @@ const (
 const (
 	frameHdr   = 32
 	tcpMagic   = 0x31544447 // "GDT1"
-	tcpVersion = 2
+	tcpVersion = 3
 
 	rejConsumer   = 1
 	rejNoListener = 2
@@ -44,6 +47,7 @@ const (
 // frame is a decoded frame header.
 type frame struct {
 	typ, flags uint8
+	stamp      uint16
 	grant, ack uint32
 	aux        uint32
 	len, addr  uint64
@@ -51,7 +55,8 @@ type frame struct {
 
 func (f *frame) put(b []byte) {
 	le := binary.LittleEndian
-	b[0], b[1], b[2], b[3] = f.typ, f.flags, 0, 0
+	b[0], b[1] = f.typ, f.flags
+	le.PutUint16(b[2:], f.stamp)
 	le.PutUint32(b[4:], f.grant)
 	le.PutUint32(b[8:], f.ack)
 	le.PutUint32(b[12:], f.aux)
@@ -62,6 +67,7 @@ func (f *frame) put(b []byte) {
 func (f *frame) get(b []byte) {
 	le := binary.LittleEndian
 	f.typ, f.flags = b[0], b[1]
+	f.stamp = le.Uint16(b[2:])
 	f.grant = le.Uint32(b[4:])
 	f.ack = le.Uint32(b[8:])
 	f.aux = le.Uint32(b[12:])
@@ -73,7 +79,7 @@ func (f *frame) get(b []byte) {
 // type, flags it may carry, a length within the message size (and none
 // where the type carries no payload), a status a peer may send.
 func checkFrame(f *frame) bool {
-	if f.len > maxMsgSize {
+	if f.len > maxMsgSize || f.stamp != 0 && f.typ != msgSend {
 		return false
 	}
 	switch f.typ {
@@ -96,6 +102,9 @@ func checkFrame(f *frame) bool {
 // checkHandshake reports whether a handshake frame is well formed: REQ and
 // ACC carry the magic and at most maxPrivData bytes; REJ a known reason.
 func checkHandshake(f *frame) bool {
+	if f.stamp != 0 {
+		return false
+	}
 	switch f.typ {
 	case frReq, frAcc:
 		return f.aux == tcpMagic && f.len <= maxPrivData

@@ -34,13 +34,16 @@ const (
 	stepMore          // another turn may find more (buffered, or unread)
 	stepParked        // out of the queue until resumed (helper, SRQ)
 	stepDone          // the connection ended
+	stepGap           // a SEND waits for earlier stamps (tcp_order.go)
 )
 
 type tcpLoop struct {
 	epfd int
-	ep   *os.File        // epfd, registered with the netpoller
-	rc   syscall.RawConn // waits for epfd to be readable
-	wake eventfd         // in the epoll set: control requests
+	ep   *os.File            // epfd, registered with the netpoller
+	rc   syscall.RawConn     // waits for epfd to be readable
+	wake eventfd             // in the epoll set: control requests
+	evs  [64]unix.EpollEvent // the last epoll_wait's (loop goroutine)
+	nev  int
 
 	mu      sync.Mutex // leaf: adds and resumes from other goroutines
 	conns   map[int32]*tcpWire
@@ -138,43 +141,21 @@ func (l *tcpLoop) forget(w *tcpWire) {
 
 func (l *tcpLoop) run() {
 	defer close(l.gone)
-	var evs [64]unix.EpollEvent
 	var run []*tcpWire // the queue of connections to give a turn
-	n := 0
 	wait := func(fd uintptr) bool {
-		k, err := unix.EpollWait(int(fd), evs[:], 0)
-		n = max(k, 0)
-		return n > 0 || err != nil && err != unix.EINTR
+		k, err := unix.EpollWait(int(fd), l.evs[:], 0)
+		l.nev = max(k, 0)
+		return l.nev > 0 || err != nil && err != unix.EINTR
 	}
-	poll := func(fd uintptr) bool { wait(fd); return true }
 	for {
 		// With connections to serve, only look; otherwise sleep in the
 		// netpoller until the set has something ready.
 		if len(run) > 0 {
-			_ = l.rc.Read(poll)
+			run = l.collect(run)
 		} else if l.rc.Read(wait) != nil {
-			n = 0
-		}
-		for i := 0; i < n; i++ {
-			fd := evs[i].Fd
-			if fd == int32(l.wake) {
-				l.wake.clear()
-				continue
-			}
-			l.mu.Lock()
-			w := l.conns[fd]
-			l.mu.Unlock()
-			if w == nil {
-				continue
-			}
-			// An edge: data arrived since the last read. A connection in
-			// the queue or parked keeps it for its next turn (the edge
-			// does not come again).
-			w.edge = true
-			if !w.queued && !w.parked {
-				w.queued = true
-				run = append(run, w)
-			}
+			l.nev = 0
+		} else {
+			run = l.edges(run)
 		}
 		l.mu.Lock()
 		if l.stopped {
@@ -198,21 +179,115 @@ func (l *tcpLoop) run() {
 		l.resumed = l.resumed[:0]
 		l.mu.Unlock()
 		// One turn each for the connections queued now; those that have
-		// more go to the back, behind what became readable meanwhile.
+		// more go to the back, behind what became readable meanwhile. A
+		// SEND that skips ahead of its peer device's stamps gives its turn
+		// to the earliest one queued (tcp_order.go).
 		k := len(run)
 		for i := 0; i < k; i++ {
 			w := run[i]
+			if w == nil {
+				continue // served out of turn
+			}
 			w.queued = false
-			switch w.step() {
-			case stepMore:
-				w.queued = true
-				run = append(run, w)
-			case stepParked:
-				w.parked = true
-			case stepDone:
-				l.forget(w)
+			r := w.step()
+			if r == stepGap {
+				var v *tcpWire
+				if run, v = l.earliest(run, i, w); v != w {
+					v.queued = false
+					run = l.after(run, v, v.step())
+					w.queued = true
+					i-- // w's turn again
+					continue
+				}
+				r = w.step()
+			}
+			run = l.after(run, w, r)
+		}
+		n := 0
+		for _, w := range run[k:] {
+			if w != nil {
+				run[n] = w
+				n++
 			}
 		}
-		run = append(run[:0], run[k:]...)
+		clear(run[n:])
+		run = run[:n]
 	}
+}
+
+// after files connection w by the result of its turn.
+func (l *tcpLoop) after(run []*tcpWire, w *tcpWire, r int) []*tcpWire {
+	switch r {
+	case stepMore, stepGap:
+		w.queued = true
+		run = append(run, w)
+	case stepParked:
+		w.parked = true
+	case stepDone:
+		l.forget(w)
+	}
+	return run
+}
+
+// collect looks at the epoll set without waiting and queues what became
+// readable.
+func (l *tcpLoop) collect(run []*tcpWire) []*tcpWire {
+	_ = l.rc.Read(func(fd uintptr) bool {
+		k, _ := unix.EpollWait(int(fd), l.evs[:], 0)
+		l.nev = max(k, 0)
+		return true
+	})
+	return l.edges(run)
+}
+
+// edges queues the connections of the last epoll_wait.
+func (l *tcpLoop) edges(run []*tcpWire) []*tcpWire {
+	for i := 0; i < l.nev; i++ {
+		fd := l.evs[i].Fd
+		if fd == int32(l.wake) {
+			l.wake.clear()
+			continue
+		}
+		l.mu.Lock()
+		w := l.conns[fd]
+		l.mu.Unlock()
+		if w == nil {
+			continue
+		}
+		// An edge: data arrived since the last read. A connection in the
+		// queue or parked keeps it for its next turn (the edge does not
+		// come again).
+		w.edge = true
+		if !w.queued && !w.parked {
+			w.queued = true
+			run = append(run, w)
+		}
+	}
+	l.nev = 0
+	return run
+}
+
+// earliest finds the SEND to serve before w's, which skips ahead of its
+// peer device's stamps: it queues what became readable, reads the heads of
+// the queued connections from the same device (those after position i)
+// and returns the one with the earliest stamp, out of the queue (its slot
+// is nil), or w itself, whose stamp then becomes due.
+func (l *tcpLoop) earliest(run []*tcpWire, i int, w *tcpWire) ([]*tcpWire, *tcpWire) {
+	run = l.collect(run)
+	o := w.order
+	best, bs, bj := w, w.rd.cur.stamp, -1
+	for j := i + 1; j < len(run); j++ {
+		v := run[j]
+		if v == nil || v.order != o {
+			continue
+		}
+		if s, ok := v.headStamp(); ok && int16(s-bs) < 0 {
+			best, bs, bj = v, s, j
+		}
+	}
+	if bj >= 0 {
+		run[bj] = nil
+	}
+	o.skipTo(bs)
+	return run, best
 }

@@ -276,6 +276,12 @@ func (w *tcpWire) step() int {
 			return stepIdle
 		}
 	}
+	if f.typ == msgSend && w.order != nil {
+		if !w.order.due(f.stamp) {
+			return stepGap // an earlier SEND of the peer device may be queued elsewhere
+		}
+		w.order.took(f.stamp)
+	}
 	err := w.frame(f, false)
 	if err == errWait {
 		return stepParked // resumed by the SRQ's next post
@@ -298,6 +304,9 @@ func (w *tcpWire) step() int {
 func (w *tcpWire) helper() {
 	b := &w.rd
 	for {
+		if b.cur.typ == msgSend && w.order != nil {
+			w.order.took(b.cur.stamp) // placement order: not held for earlier stamps
+		}
 		err := w.frame(&b.cur, true)
 		b.hdrOK = false
 		if err != nil {
@@ -431,6 +440,9 @@ func (w *tcpWire) drain() {
 		b.rp, b.wp = 0, 0
 		b.one[0] = goIov(b.buf)
 		if _, err := w.recvv(b.one[:]); err != nil {
+			if w.retryAfterDeadline(err) {
+				continue // the shutdown's own deadline came after ours
+			}
 			break
 		}
 	}

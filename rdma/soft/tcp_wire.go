@@ -60,12 +60,13 @@ type tcpWire struct {
 	rd      treader
 	loop    *tcpLoop // nil until established
 	loopFd  int32
-	queued  bool   // in the loop's queue (loop thread only)
-	parked  bool   // out of it until resumed (loop thread only)
-	edge    bool   // readable since the last read (loop thread only)
-	lastAck uint32 // the peer's ack as last taken
-	rdKick  bool   // a grant arrived: retry the send queue
-	rdFlush bool   // frames were queued: write them
+	queued  bool      // in the loop's queue (loop thread only)
+	parked  bool      // out of it until resumed (loop thread only)
+	edge    bool      // readable since the last read (loop thread only)
+	lastAck uint32    // the peer's ack as last taken
+	order   *tcpOrder // stamps shared with the peer device; set before any data frame
+	rdKick  bool      // a grant arrived: retry the send queue
+	rdFlush bool      // frames were queued: write them
 
 	// Writing, under wmu (a leaf below qp.mu).
 	wmu        sync.Mutex
@@ -76,6 +77,9 @@ type tcpWire struct {
 	naks       []nakRec
 	writing    bool // someone holds the right to write
 	handed     bool // ... and handed it to the writer goroutine
+	slow       bool // the writer goroutine holds it (it may wait for room)
+	wwait      int  // posters waiting in flushPosted for a short write
+	wcond      sync.Cond
 	careful    bool // after EFAULT: one iovec per sendmsg, to find the fault
 	broken     bool
 	executed   uint32 // the peer's acknowledged requests executed here
@@ -105,6 +109,7 @@ func newTCPWire(d *device, s *net.TCPConn) (*tcpWire, error) {
 	w := &tcpWire{d: d, sock: s, rc: rc, done: make(chan struct{}), kickW: make(chan struct{}, 1),
 		resumeCh: make(chan struct{}, 1)}
 	w.rd.w = w
+	w.wcond.L = &w.wmu
 	w.rd.buf = make([]byte, rdBufSize)
 	w.initOps()
 	_ = s.SetNoDelay(true)
@@ -133,6 +138,16 @@ func addrPortOf(a net.Addr) netip.AddrPort {
 	return netip.AddrPort{}
 }
 
+// setOrder takes the stamp order shared with the peer device whose token
+// the handshake brought; the handshake's goroutine, before the connection
+// carries data frames.
+func (w *tcpWire) setOrder(token uint32) {
+	o := w.d.tcp.orderFor(addrPortOf(w.sock.RemoteAddr()).Addr(), token)
+	w.wmu.Lock()
+	w.order = o
+	w.wmu.Unlock()
+}
+
 // bind attaches the wire to connection c of q.
 func (w *tcpWire) bind(q *qp, c *conn) {
 	w.q, w.c = q, c
@@ -148,6 +163,7 @@ func (w *tcpWire) abort() {
 		}
 		close(w.done)
 		w.sock.Close()
+		w.d.tcp.releaseOrder(w.order)
 		// A pending linger timer would keep the wire, and its QP's
 		// queues, reachable for lingerTime after the connection ended.
 		w.lingerMu.Lock()
@@ -287,13 +303,16 @@ func (w *tcpWire) establish() bool {
 // every queued frame go; both then close the write side and let the
 // reader drain until the peer closes or lingerTime passes.
 func (w *tcpWire) shutdown(how endHow) {
-	w.dead.Store(true)
-	_ = w.sock.SetReadDeadline(time.Now())
 	if how == endAbort {
+		w.dead.Store(true)
 		w.abort()
 		return
 	}
+	// The linger time first: a reader that sees dead drains until then
+	// (with none it would close the socket before DISC went out).
 	w.lingerUntil.Store(time.Now().Add(lingerTime).UnixNano())
+	w.dead.Store(true)
+	_ = w.sock.SetReadDeadline(time.Now())
 	w.wmu.Lock()
 	if how == endDisc {
 		for i := w.head + w.nstart; i < len(w.items); i++ {

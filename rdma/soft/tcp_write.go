@@ -141,6 +141,9 @@ func (w *tcpWire) startLocked(it *outItem) {
 		w.peerHungry = false
 		w.starved.Store(false)
 	}
+	if it.f.typ == msgSend && w.order != nil {
+		it.f.stamp = w.order.stamp()
+	}
 	it.f.put(it.hdr[:])
 	if it.trailer {
 		t := frame{typ: msgReadDone, aux: uint32(it.trStatus)}
@@ -282,6 +285,35 @@ func (w *tcpWire) flush() {
 	w.writeLoop(false)
 }
 
+// flushPosted is flush for a post: when another thread holds the right to
+// write for a non-blocking write (a reader's acknowledgement), the poster
+// waits for it to end rather than leave its frame for that thread to write
+// whenever it runs again; so posts on several connections go on the wire
+// in the order they were made. It does not wait for room in a full socket
+// (the writer goroutine holds the right then).
+func (w *tcpWire) flushPosted() {
+	w.wmu.Lock()
+	for w.writing && !w.handed && !w.slow && !w.broken {
+		w.wwait++
+		w.wcond.Wait()
+		w.wwait--
+	}
+	if w.writing || !w.hasWorkLocked() {
+		w.wmu.Unlock()
+		return
+	}
+	w.writing = true
+	w.wmu.Unlock()
+	w.writeLoop(false)
+}
+
+// wakePostersLocked wakes the posters waiting for the write in progress.
+func (w *tcpWire) wakePostersLocked() {
+	if w.wwait > 0 {
+		w.wcond.Broadcast()
+	}
+}
+
 // writeLoop writes while there is work; the caller holds the right to
 // write. block waits for room (the writer goroutine only).
 func (w *tcpWire) writeLoop(block bool) {
@@ -289,7 +321,8 @@ func (w *tcpWire) writeLoop(block bool) {
 		w.wmu.Lock()
 		n := w.gatherLocked()
 		if n == 0 {
-			w.writing, w.careful = false, false
+			w.writing, w.careful, w.slow = false, false, false
+			w.wakePostersLocked()
 			w.wmu.Unlock()
 			return
 		}
@@ -315,6 +348,8 @@ func (w *tcpWire) writeLoop(block bool) {
 		if !ok || handoff {
 			w.writing = handoff // the writer goroutine keeps the right
 			w.handed = handoff
+			w.slow = w.slow && handoff
+			w.wakePostersLocked()
 		}
 		var fault outItem
 		if out.fault != nil {
@@ -411,6 +446,7 @@ func (w *tcpWire) writer() {
 			if !mine && !w.writing && w.hasWorkLocked() {
 				w.writing, mine = true, true
 			}
+			w.slow = w.slow || mine
 			w.wmu.Unlock()
 			if mine {
 				w.writeLoop(true)

@@ -129,6 +129,11 @@ type wire interface {
 	resume()
 	// flush performs queued I/O; called without locks.
 	flush()
+	// flushPosted is flush on the consumer's thread after a post: what
+	// the post queued is on the wire when it returns, unless the wire is
+	// full (so a program that posts on several connections puts its
+	// messages on the wire in the order it posted them).
+	flushPosted()
 	// shutdown ends the connection: how says whether the peer hears an
 	// orderly disconnect, an access violation, or nothing but the loss.
 	shutdown(how endHow)
