@@ -245,15 +245,22 @@ func (w *shmWire) connect(a netip.Addr, svc uint64, port uint16, priv []byte, de
 	q, c := w.q, w.c
 	ev, rejPriv := w.handshake(a, svc, port, priv, deadline, memFd)
 	unix.Close(memFd)
-	if ev != 0 {
+	switch ev {
+	case 0:
+		w.serve()
+	case torndown:
+		// the consumer ended the attempt; it has reported it
+	default:
 		q.attemptFailed(c, ev, rejPriv)
-		return
 	}
-	w.serve()
 }
 
-// handshake runs REQ → ACC/REJ → RTU; it returns the failure event, or 0
-// when the QP is established.
+// torndown is handshake's result when the attempt was torn down meanwhile
+// (there is no socket to serve, and nothing to report).
+const torndown rdma.CMEventType = 255
+
+// handshake runs REQ → ACC/REJ → RTU; it returns the failure event, 0
+// when the QP is established, or torndown.
 func (w *shmWire) handshake(a netip.Addr, svc uint64, port uint16, priv []byte, deadline time.Time, memFd int) (rdma.CMEventType, []byte) {
 	q, c, d := w.q, w.c, w.d
 	if !isLocalAddr(a) {
@@ -275,7 +282,7 @@ func (w *shmWire) handshake(a netip.Addr, svc uint64, port uint16, priv []byte, 
 		return rdma.CMRefused, nil
 	}
 	if !w.attach(s) {
-		return 0, nil // torn down meanwhile; nothing to report
+		return torndown, nil
 	}
 	pid, ok := trustedPeer(s)
 	if !ok {
@@ -312,7 +319,7 @@ func (w *shmWire) handshake(a netip.Addr, svc uint64, port uint16, priv []byte, 
 	if q.c != c {
 		q.mu.Unlock()
 		p.unmap()
-		return 0, nil
+		return torndown, nil
 	}
 	w.install(p, pid, &m)
 	q.establishLocked(c, m.priv)

@@ -86,12 +86,13 @@ func (l *listener) incomingShm(s *net.UnixConn) {
 	// requester gave up, or the consumer rejected (we closed the socket).
 	m, fds, err = readCM(s)
 	closeFds(fds)
-	if !r.settle() {
-		sp.maps.unmap() // rejected, or the requester left: nobody has them
+	accepted := r.settle()
+	w := sp.w // set by an accept that succeeded (settle's lock orders it)
+	if !accepted || w == nil {
+		sp.maps.unmap() // rejected, the requester left, or the accept failed: nobody has them
 		s.Close()
 		return
 	}
-	w := sp.w
 	defer w.release()
 	if err != nil || m.typ != cmRtu {
 		w.q.peerEnded(w.c, err == nil && m.typ == cmDisc)

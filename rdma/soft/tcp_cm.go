@@ -115,6 +115,10 @@ func (q *qp) dialTCP(ctx context.Context, c *conn, to netip.AddrPort, svc uint64
 		// Connect the port.
 		var b bound
 		err := rc.Control(func(fd uintptr) {
+			// SO_REUSEADDR before the bind: the port, once in TIME_WAIT
+			// after the connection, must not keep a listener (whose
+			// service id maps to it) from binding it.
+			_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
 			b.err = bindAny(int(fd), src)
 			if b.err == nil {
 				b.port, b.err = localPort(int(fd))

@@ -32,9 +32,10 @@ import (
 const (
 	stepIdle   = iota // nothing more until the socket is readable again
 	stepMore          // another turn may find more (buffered, or unread)
-	stepParked        // out of the queue until resumed (helper, SRQ)
+	stepParked        // out of the queue until resumed (an SRQ receive)
 	stepDone          // the connection ended
 	stepGap           // a SEND waits for earlier stamps (tcp_order.go)
+	stepHelper        // parked: the helper goroutine reads a large payload
 )
 
 type tcpLoop struct {
@@ -221,7 +222,7 @@ func (l *tcpLoop) after(run []*tcpWire, w *tcpWire, r int) []*tcpWire {
 	case stepMore, stepGap:
 		w.queued = true
 		run = append(run, w)
-	case stepParked:
+	case stepParked, stepHelper:
 		w.parked = true
 	case stepDone:
 		l.forget(w)

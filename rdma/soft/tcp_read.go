@@ -236,8 +236,21 @@ func (w *tcpWire) publish() {
 }
 
 // step is one turn of the receive loop: it reads and handles at most one
-// frame without blocking.
+// frame without blocking. What the frames did (acknowledgements, grants,
+// read responses) is published when the connection has no further whole
+// frame buffered: one acknowledgement for a batch of SENDs read at once.
 func (w *tcpWire) step() int {
+	r := w.turn()
+	switch {
+	case r == stepDone || r == stepHelper:
+	case r == stepMore && w.rd.wp-w.rd.rp >= frameHdr:
+	default:
+		w.publish()
+	}
+	return r
+}
+
+func (w *tcpWire) turn() int {
 	b := &w.rd
 	if w.dead.Load() {
 		go w.drain()
@@ -266,8 +279,9 @@ func (w *tcpWire) step() int {
 	}
 	for uint64(b.wp-b.rp) < need {
 		if need-uint64(b.wp-b.rp) >= directMin {
+			w.publish() // the helper publishes from now on
 			go w.helper()
-			return stepParked
+			return stepHelper
 		}
 		if ok, err := b.fillNB(true); !ok {
 			if err != nil {
@@ -290,7 +304,6 @@ func (w *tcpWire) step() int {
 	if err != nil {
 		return w.ended(err)
 	}
-	w.publish()
 	if b.more || w.edge || b.wp-b.rp >= frameHdr {
 		return stepMore
 	}
