@@ -1,204 +1,203 @@
 package soft
 
 import (
+	"fmt"
 	"net/netip"
 	"runtime"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"godat/rdma"
 )
 
-// countSink counts completions without allocating.
-type countSink struct {
-	n   atomic.Int64
-	bad atomic.Int64
-}
-
-func (s *countSink) PushCompletion(c *rdma.Completion) {
-	if c.Status != rdma.StatusSuccess {
-		s.bad.Add(1)
-	}
-	s.n.Add(1)
-}
-
-type bend struct {
+// bside is one side of a benchmark: a device, one PD, one CQ per
+// direction shared by its QPs.
+type bside struct {
 	dev rdma.Device
-	qp  rdma.QP
-	scq countSink
-	rcq countSink
-	ev  *events
+	pd  rdma.PD
+	cm  rdma.CMChannel
+	scq rdma.CQ
+	rcq rdma.CQ
+	qps []rdma.QP
 }
 
-func benchPair(b *testing.B) (*bend, *bend) {
-	mk := func() *bend {
-		d, err := Open(nil)
-		require.NoError(b, err)
-		e := &bend{dev: d, ev: newEvents()}
-		e.qp, err = d.CreateQP(rdma.QPConfig{PD: 1, SendCQ: &e.scq, RecvCQ: &e.rcq, Conn: e.ev, MaxSend: 256, MaxRecv: 256})
-		require.NoError(b, err)
-		b.Cleanup(func() { d.Close() })
-		return e
-	}
-	x, y := mk(), mk()
-	reqs := make(chan rdma.ConnRequest, 1)
-	l, err := y.dev.Listen(0, true, lh(func(r rdma.ConnRequest) { reqs <- r }))
+func benchSide(b *testing.B, tr string) *bside {
+	s := &bside{}
+	var err error
+	s.dev, err = rdma.Open("soft", rdma.Params{"transport": tr}, nil)
+	require.NoError(b, err)
+	b.Cleanup(func() { s.dev.Close() })
+	s.pd, _ = s.dev.AllocPD()
+	s.cm, _ = s.dev.CreateCMChannel()
+	s.scq, err = s.dev.CreateCQ(4096, nil, 0)
+	require.NoError(b, err)
+	s.rcq, err = s.dev.CreateCQ(4096, nil, 0)
+	require.NoError(b, err)
+	return s
+}
+
+func (s *bside) qp(b *testing.B) rdma.QP {
+	q, err := s.dev.CreateQP(rdma.QPInitAttr{PD: s.pd, SendCQ: s.scq, RecvCQ: s.rcq, CM: s.cm,
+		Cap: rdma.QPCap{MaxSendWR: 256, MaxRecvWR: 256, MaxSendSGE: 1, MaxRecvSGE: 1}})
+	require.NoError(b, err)
+	s.qps = append(s.qps, q)
+	return q
+}
+
+func (s *bside) get(b *testing.B, want rdma.CMEventType) rdma.CMEvent {
+	var ev rdma.CMEvent
+	require.NoError(b, s.cm.Get(&ev, testWait))
+	require.Equal(b, want, ev.Type)
+	return ev
+}
+
+// benchPairs connects n QPs of x to n QPs of y.
+func benchPairs(b *testing.B, tr string, n int) (x, y *bside) {
+	x, y = benchSide(b, tr), benchSide(b, tr)
+	l, err := y.dev.Listen(y.cm, 0, true, 64, 0)
 	require.NoError(b, err)
 	defer l.Close()
-	require.NoError(b, x.qp.Connect(netip.AddrPortFrom(lo, 0), l.Qual(), nil, testWait))
-	require.NoError(b, (<-reqs).Accept(y.qp, nil))
-	require.Equal(b, rdma.ConnEstablished, x.ev.wait(b, testWait).Kind)
-	require.Equal(b, rdma.ConnEstablished, y.ev.wait(b, testWait).Kind)
+	for i := 0; i < n; i++ {
+		xq, yq := x.qp(b), y.qp(b)
+		require.NoError(b, xq.Connect(netip.AddrPortFrom(lo, 0), l.ServiceID(), nil, testWait))
+		require.NoError(b, y.get(b, rdma.CMConnectRequest).Request.Accept(yq, nil))
+		x.get(b, rdma.CMEstablished)
+		y.get(b, rdma.CMEstablished)
+	}
 	return x, y
 }
 
-func (e *bend) reg(b *testing.B, n int) ([]byte, rdma.SGE) {
-	buf := make([]byte, n)
-	mr, err := e.dev.RegisterMR(1, BufAddr(buf), uint64(n), allAccess)
+func (s *bside) reg(b *testing.B, n int) rdma.SGE {
+	buf := mapBuf(b, n)
+	mr, err := s.pd.RegMR(BufAddr(buf), uint64(n), allAccess)
 	require.NoError(b, err)
-	return buf, rdma.SGE{Addr: BufAddr(buf), Length: uint64(n), LKey: mr.LKey()}
+	return rdma.SGE{Addr: BufAddr(buf), Length: uint32(n), LKey: mr.LKey()}
 }
 
-// waitRecv polls q until its receive count reaches n.
-func waitRecv(q rdma.QP, s *countSink, n int64, stop *atomic.Bool) bool {
-	for s.n.Load() < n {
-		if q.Progress() == 0 {
-			if stop != nil && stop.Load() {
-				return false
-			}
-			runtime.Gosched()
+// pollOne polls cq until it yields a completion; false when stop is set
+// first.
+func pollOne(cq rdma.CQ, wc []rdma.WC, stop *atomic.Bool) bool {
+	for {
+		if cq.Poll(wc[:1]) == 1 {
+			return true
 		}
+		if stop != nil && stop.Load() {
+			return false
+		}
+		runtime.Gosched()
 	}
-	return true
 }
 
 // BenchmarkPingPong8: one round trip of an 8-byte message between two
-// goroutines, each polling its own QP.
+// goroutines, each posting and polling its own receive CQ (sends are
+// unsignalled).
 func BenchmarkPingPong8(b *testing.B) {
-	x, y := benchPair(b)
-	_, xs := x.reg(b, 8)
-	_, ys := y.reg(b, 8)
-	xsgl, ysgl := []rdma.SGE{xs}, []rdma.SGE{ys}
-	rx := &rdma.RecvWR{SGL: xsgl}
-	ry := &rdma.RecvWR{SGL: ysgl}
-	sx := &rdma.SendWR{Op: rdma.OpSend, SGL: xsgl}
-	sy := &rdma.SendWR{Op: rdma.OpSend, SGL: ysgl}
-	var stop atomic.Bool
-	done := make(chan struct{})
-	require.NoError(b, y.qp.PostRecv(ry))
-	go func() {
-		defer close(done)
-		for i := int64(1); ; i++ {
-			if !waitRecv(y.qp, &y.rcq, i, &stop) {
-				return
+	for _, tr := range []string{"shm", "tcp"} {
+		b.Run(tr, func(b *testing.B) {
+			x, y := benchPairs(b, tr, 1)
+			xs, ys := x.reg(b, 8), y.reg(b, 8)
+			rx := &rdma.RecvWR{SGL: []rdma.SGE{xs}}
+			ry := &rdma.RecvWR{SGL: []rdma.SGE{ys}}
+			sx := &rdma.SendWR{Opcode: rdma.WRSend, SGL: []rdma.SGE{xs}}
+			sy := &rdma.SendWR{Opcode: rdma.WRSend, SGL: []rdma.SGE{ys}}
+			xq, yq := x.qps[0], y.qps[0]
+			var stop atomic.Bool
+			done := make(chan struct{})
+			require.NoError(b, yq.PostRecv(ry))
+			go func() {
+				defer close(done)
+				var wc [1]rdma.WC
+				for pollOne(y.rcq, wc[:], &stop) {
+					if wc[0].Status != rdma.WCSuccess {
+						panic(wc[0].Status.String())
+					}
+					_ = yq.PostRecv(ry)
+					_ = yq.PostSend(sy)
+				}
+			}()
+			var wc [1]rdma.WC
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				_ = xq.PostRecv(rx)
+				_ = xq.PostSend(sx)
+				pollOne(x.rcq, wc[:], nil)
+				if wc[0].Status != rdma.WCSuccess {
+					b.Fatal(wc[0].Status)
+				}
 			}
-			y.qp.PostRecv(ry)
-			y.qp.PostSend(sy)
-		}
-	}()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		x.qp.PostRecv(rx)
-		x.qp.PostSend(sx)
-		waitRecv(x.qp, &x.rcq, int64(i+1), nil)
+			b.StopTimer()
+			stop.Store(true)
+			<-done
+		})
 	}
-	b.StopTimer()
-	stop.Store(true)
-	<-done
-	require.Zero(b, x.rcq.bad.Load()+y.rcq.bad.Load())
 }
 
-// BenchmarkSend1MiB: streaming 1 MiB sends (rendezvous), 8 in flight.
+// BenchmarkPollEmpty: an empty Poll of a CQ that 1 or 1024 connected QPs
+// complete into (shared memory).
+func BenchmarkPollEmpty(b *testing.B) {
+	for _, n := range []int{1, 1024} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			x, _ := benchPairs(b, "shm", n)
+			var wc [8]rdma.WC
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if x.rcq.Poll(wc[:]) != 0 {
+					b.Fatal("a completion")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSend1MiB: streaming 1 MiB sends (rendezvous), 8 in flight,
+// measured at the sender (its completions).
 func BenchmarkSend1MiB(b *testing.B) {
 	const sz, window = 1 << 20, 8
-	x, y := benchPair(b)
-	_, xs := x.reg(b, sz)
-	var rws [window]*rdma.RecvWR
-	for i := range rws {
-		_, s := y.reg(b, sz)
-		rws[i] = &rdma.RecvWR{Cookie: uint64(i), SGL: []rdma.SGE{s}}
-		require.NoError(b, y.qp.PostRecv(rws[i]))
-	}
-	var stop atomic.Bool
-	done := make(chan struct{})
-	go func() { // receiver: re-post each consumed receive
-		defer close(done)
-		for i := int64(1); ; i++ {
-			if !waitRecv(y.qp, &y.rcq, i, &stop) {
-				return
+	for _, tr := range []string{"shm", "tcp"} {
+		b.Run(tr, func(b *testing.B) {
+			x, y := benchPairs(b, tr, 1)
+			xq, yq := x.qps[0], y.qps[0]
+			xs := x.reg(b, sz)
+			var rws [window]*rdma.RecvWR
+			for i := range rws {
+				rws[i] = &rdma.RecvWR{WRID: uint64(i), SGL: []rdma.SGE{y.reg(b, sz)}}
+				require.NoError(b, yq.PostRecv(rws[i]))
 			}
-			y.qp.PostRecv(rws[i%window])
-		}
-	}()
-	sw := &rdma.SendWR{Op: rdma.OpSend, SGL: []rdma.SGE{xs}, Flags: rdma.SendSignaled}
-	b.SetBytes(sz)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		for int64(i)-x.scq.n.Load() >= window {
-			if x.qp.Progress() == 0 {
-				runtime.Gosched()
+			var stop atomic.Bool
+			done := make(chan struct{})
+			go func() { // the receiver reposts each consumed receive
+				defer close(done)
+				var wc [1]rdma.WC
+				for pollOne(y.rcq, wc[:], &stop) {
+					_ = yq.PostRecv(rws[wc[0].WRID])
+				}
+			}()
+			sw := &rdma.SendWR{Opcode: rdma.WRSend, SGL: []rdma.SGE{xs}, Flags: rdma.SendSignaled}
+			var wc [1]rdma.WC
+			b.SetBytes(sz)
+			b.ReportAllocs()
+			b.ResetTimer()
+			out := 0
+			for i := 0; i < b.N; i++ {
+				for out >= window {
+					pollOne(x.scq, wc[:], nil)
+					out--
+				}
+				if err := xq.PostSend(sw); err != nil {
+					b.Fatal(err)
+				}
+				out++
 			}
-		}
-		if err := x.qp.PostSend(sw); err != nil {
-			b.Fatal(err)
-		}
-	}
-	for x.scq.n.Load() < int64(b.N) {
-		if x.qp.Progress() == 0 {
-			runtime.Gosched()
-		}
-	}
-	b.StopTimer()
-	stop.Store(true)
-	<-done
-	require.Zero(b, x.scq.bad.Load()+y.rcq.bad.Load())
-}
-
-// BenchmarkProgressIdle: cost of Progress with nothing to do.
-func BenchmarkProgressIdle(b *testing.B) {
-	x, _ := benchPair(b)
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		x.qp.Progress()
-	}
-}
-
-// BenchmarkDoorbellPingPong: two goroutines bounce a wake-up between two
-// devices' doorbells (Ring on one, Wait on the other): one round trip is
-// two wake-ups through spin-then-futex.
-func BenchmarkDoorbellPingPong(b *testing.B) {
-	x, y := benchPair(b)
-	dx, dy := x.dev.Doorbell(), y.dev.Doorbell()
-	var stop atomic.Bool
-	done := make(chan struct{})
-	sy := dy.Seq()
-	go func() {
-		defer close(done)
-		s := sy
-		for !stop.Load() {
-			dy.Wait(s, 100*time.Millisecond)
-			if n := dy.Seq(); n != s {
-				s = n
-				dx.Ring()
+			for ; out > 0; out-- {
+				pollOne(x.scq, wc[:], nil)
 			}
-		}
-	}()
-	b.ResetTimer()
-	s := dx.Seq()
-	for i := 0; i < b.N; i++ {
-		dy.Ring()
-		for dx.Seq() == s {
-			dx.Wait(s, 100*time.Millisecond)
-		}
-		s = dx.Seq()
+			b.StopTimer()
+			stop.Store(true)
+			<-done
+		})
 	}
-	b.StopTimer()
-	stop.Store(true)
-	dy.Ring()
-	<-done
 }

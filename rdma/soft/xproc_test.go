@@ -2,12 +2,12 @@ package soft
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/binary"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,181 +19,123 @@ import (
 	"godat/rdma"
 )
 
-const peerEnv = "GODAT_SOFT_TEST_PEER"
+// Tests with a second process: a peer running as another user. The test
+// binary re-executes itself with helperEnv set (TestMain runs the helper).
 
-// TestHelperPeer is the other process of the cross-process tests: an echo
-// server exposing a 1 MiB RDMA target. It only runs when re-executed.
-func TestHelperPeer(t *testing.T) {
-	if os.Getenv(peerEnv) == "" {
-		t.Skip("helper process only")
+const helperEnv = "GODAT_SOFT_HELPER"
+
+// runHelper plays the helper's part when this process is one; it reports
+// whether it was (and then exits).
+func runHelper() bool {
+	args := strings.Fields(os.Getenv(helperEnv))
+	if len(args) == 0 {
+		return false
 	}
-	e := newEnd(t, 3)
-	tgt, tmr := e.buf(t, 1<<20, allAccess)
-	const nb = 4
-	var bufs [nb][]byte
-	var mrs [nb]rdma.MR
-	for i := range bufs {
-		bufs[i], mrs[i] = e.buf(t, 1<<20, allAccess)
-		require.NoError(t, e.qp.PostRecv(&rdma.RecvWR{Cookie: uint64(i), SGL: []rdma.SGE{sge(bufs[i], mrs[i])}}))
+	d, err := rdma.Open("soft", rdma.Params{"transport": "shm"}, nil)
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
 	}
-	reqs := make(chan rdma.ConnRequest, 1)
-	l, err := e.dev.Listen(0, true, lh(func(r rdma.ConnRequest) { reqs <- r }))
-	require.NoError(t, err)
-	fmt.Printf("QUAL %d\n", l.Qual())
-	var req rdma.ConnRequest
-	select {
-	case req = <-reqs:
-	case <-time.After(10 * time.Second):
-		t.Fatal("helper: no request")
+	pd, _ := d.AllocPD()
+	cm, _ := d.CreateCMChannel()
+	cq, _ := d.CreateCQ(16, nil, 0)
+	q, err := d.CreateQP(rdma.QPInitAttr{PD: pd, SendCQ: cq, RecvCQ: cq, CM: cm})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
 	}
-	priv := binary.LittleEndian.AppendUint64(nil, BufAddr(tgt))
-	priv = binary.LittleEndian.AppendUint32(priv, tmr.RKey())
-	require.NoError(t, req.Accept(e.qp, priv))
-	require.Equal(t, rdma.ConnEstablished, e.ev.wait(t, testWait).Kind)
-	db := e.dev.Doorbell()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		seq := db.Seq()
-		n := e.qp.Progress()
-		for _, c := range e.rcq.take() {
-			if c.Status != rdma.StatusSuccess {
-				continue
-			}
-			i := c.Cookie
-			require.NoError(t, e.qp.PostSend(&rdma.SendWR{Op: rdma.OpSend, Cookie: i, Flags: rdma.SendSignaled,
-				SGL: []rdma.SGE{{Addr: BufAddr(bufs[i]), Length: c.Length, LKey: mrs[i].LKey()}}}))
+	var ev rdma.CMEvent
+	switch args[0] {
+	case "connect": // connect <service id>: print the outcome
+		svc, _ := strconv.ParseUint(args[1], 10, 64)
+		if err := q.Connect(netip.AddrPortFrom(lo, 0), svc, nil, 5*time.Second); err != nil {
+			fmt.Println("error", err)
+			break
 		}
-		for _, c := range e.scq.take() {
-			i := c.Cookie
-			require.NoError(t, e.qp.PostRecv(&rdma.RecvWR{Cookie: i, SGL: []rdma.SGE{sge(bufs[i], mrs[i])}}))
+		if cm.Get(&ev, 10*time.Second) == nil {
+			fmt.Println("event", ev.Type)
+		} else {
+			fmt.Println("no event")
 		}
-		select {
-		case ev := <-e.ev.ch:
-			require.Equal(t, rdma.ConnDisconnected, ev.Kind)
-			return
-		default:
+	case "listen": // listen: print the id, then every event for a while
+		l, err := d.Listen(cm, 0, true, 4, 0)
+		if err != nil {
+			fmt.Println("error", err)
+			break
 		}
-		if n == 0 {
-			db.Wait(seq, 100*time.Millisecond)
+		fmt.Println("listening", l.ServiceID())
+		for cm.Get(&ev, 3*time.Second) == nil {
+			fmt.Println("event", ev.Type)
 		}
+		fmt.Println("done")
 	}
-	t.Fatal("helper: timed out")
+	d.Close()
+	os.Exit(0)
+	return true
 }
 
-type peerProc struct {
-	cmd  *exec.Cmd
-	qual uint64
-}
-
-func startPeer(t *testing.T) *peerProc {
+// helperAs starts this test binary as a helper running as uid/gid 65534.
+func helperAs(t *testing.T, args string) (*exec.Cmd, *bufio.Reader) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperPeer$", "-test.count=1")
-	cmd.Env = append(os.Environ(), peerEnv+"=1")
-	cmd.Stderr = os.Stderr
+	if os.Getuid() != 0 {
+		t.Skip("running a peer as another user needs root")
+	}
+	dir, err := os.MkdirTemp("", "godat-helper")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755)) // the other user must reach the binary
+	bin := filepath.Join(dir, "helper")
+	src, err := os.Open(os.Args[0])
+	require.NoError(t, err)
+	dst, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
+	require.NoError(t, err)
+	_, err = io.Copy(dst, src)
+	src.Close()
+	require.NoError(t, dst.Close())
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), helperEnv+"="+args)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
 	require.NoError(t, cmd.Start())
-	p := &peerProc{cmd: cmd}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if strings.HasPrefix(sc.Text(), "QUAL ") {
-				lines <- sc.Text()
-			}
-		}
-	}()
-	select {
-	case s := <-lines:
-		p.qual, err = strconv.ParseUint(strings.TrimPrefix(s, "QUAL "), 10, 64)
-		require.NoError(t, err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("helper did not start")
-	}
-	return p
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd, bufio.NewReader(out)
 }
 
-func connectPeer(t *testing.T, a *end, p *peerProc) (uint64, uint32) {
-	require.NoError(t, a.qp.Connect(netip.AddrPortFrom(lo, 0), p.qual, []byte("hi"), testWait))
-	ev := a.ev.wait(t, testWait)
-	require.Equal(t, rdma.ConnEstablished, ev.Kind)
-	require.Len(t, ev.PrivateData, 12)
-	return binary.LittleEndian.Uint64(ev.PrivateData), binary.LittleEndian.Uint32(ev.PrivateData[8:])
+// line reads the helper's next line (bounded by its own timeouts).
+func line(t *testing.T, r *bufio.Reader) string {
+	t.Helper()
+	s, err := r.ReadString('\n')
+	require.NoError(t, err, "the helper ended early")
+	return strings.TrimSpace(s)
 }
 
-func TestCrossProcess(t *testing.T) {
-	p := startPeer(t)
-	a := newEnd(t, 1)
-	raddr, rkey := connectPeer(t, a, p)
-
-	echo := func(n int, seed uint64) {
-		sb, sm := a.buf(t, n, allAccess)
-		rb, rm := a.buf(t, n, allAccess)
-		fill(sb, seed)
-		require.NoError(t, a.qp.PostRecv(&rdma.RecvWR{SGL: []rdma.SGE{sge(rb, rm)}}))
-		require.NoError(t, a.qp.PostSend(&rdma.SendWR{Op: rdma.OpSend, SGL: []rdma.SGE{sge(sb, sm)}}))
-		pollUntil(t, func() bool { return a.rcq.n() == 1 }, a.qp)
-		c := a.rcq.take()[0]
-		require.Equal(t, rdma.StatusSuccess, c.Status)
-		require.Equal(t, uint64(n), c.Length)
-		require.True(t, bytes.Equal(sb, rb), "echo %d", n)
-	}
-	for i := 0; i < 100; i++ { // ping-pong
-		echo(8, uint64(i))
-	}
-	echo(64<<10, 1)
-	echo(1<<20, 2)
-
-	// RDMA write (two segments) into the peer, then read it back.
-	s1, m1 := a.buf(t, 3000, allAccess)
-	s2, m2 := a.buf(t, 5000, allAccess)
-	fill(s1, 3)
-	fill(s2, 4)
-	require.NoError(t, a.qp.PostSend(&rdma.SendWR{Op: rdma.OpWrite, SGL: []rdma.SGE{sge(s1, m1), sge(s2, m2)},
-		RemoteAddr: raddr + 100, RKey: rkey, Flags: rdma.SendSignaled}))
-	d, dm := a.buf(t, 8000, allAccess)
-	require.NoError(t, a.qp.PostSend(&rdma.SendWR{Op: rdma.OpRead, SGL: []rdma.SGE{sge(d, dm)},
-		RemoteAddr: raddr + 100, RKey: rkey, Flags: rdma.SendSignaled}))
-	// Completions are in order: they may wait for the acknowledgement of the
-	// earlier large send, so poll rather than expect them at post time.
-	pollUntil(t, func() bool { return a.scq.n() == 2 }, a.qp)
-	cs := a.scq.take()
-	require.Len(t, cs, 2)
-	require.Equal(t, rdma.StatusSuccess, cs[0].Status)
-	require.Equal(t, rdma.StatusSuccess, cs[1].Status)
-	require.True(t, bytes.Equal(append(append([]byte{}, s1...), s2...), d))
-	// out of bounds → remote access error
-	require.NoError(t, a.qp.PostSend(&rdma.SendWR{Op: rdma.OpWrite, SGL: []rdma.SGE{sge(s1, m1)},
-		RemoteAddr: raddr + 1<<20 - 10, RKey: rkey}))
-	pollUntil(t, func() bool { return a.scq.n() == 1 }, a.qp)
-	require.Equal(t, rdma.StatusRemoteAccess, a.scq.take()[0].Status)
-
-	require.NoError(t, a.qp.Disconnect(true))
-	require.Equal(t, rdma.ConnDisconnected, a.ev.wait(t, testWait).Kind)
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
-	select {
-	case err := <-done:
-		require.NoError(t, err, "helper failed")
-	case <-time.After(testWait):
-		t.Fatal("helper did not exit")
-	}
+// A shared-memory listener accepts only peers of its own uid (from
+// SO_PEERCRED): a request from another user is refused before it reaches
+// the consumer.
+func TestShmRefusesOtherUser(t *testing.T) {
+	b := newEnd(t, rdma.Params{"transport": "shm"})
+	l, err := b.dev.Listen(b.cm, 0, true, 4, 5)
+	require.NoError(t, err)
+	defer l.Close()
+	_, out := helperAs(t, fmt.Sprint("connect ", l.ServiceID()))
+	require.Equal(t, "event "+rdma.CMRefused.String(), line(t, out))
+	var ev rdma.CMEvent
+	require.ErrorIs(t, b.cm.Get(&ev, 50*time.Millisecond), rdma.ErrTimeout, "a request from another user reached the consumer")
 }
 
-func TestCrossProcessPeerKilled(t *testing.T) {
-	p := startPeer(t)
-	a := newEnd(t, 1)
-	connectPeer(t, a, p)
-	rb, rm := a.buf(t, 64, allAccess)
-	require.NoError(t, a.qp.PostRecv(&rdma.RecvWR{Cookie: 5, SGL: []rdma.SGE{sge(rb, rm)}}))
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
-	require.Equal(t, rdma.ConnBroken, a.ev.wait(t, time.Second).Kind)
-	cs := a.rcq.take()
-	require.Len(t, cs, 1)
-	require.Equal(t, rdma.StatusFlushed, cs[0].Status)
-	require.Equal(t, uint64(5), cs[0].Cookie)
+// An active side connects only to a listener of its own uid: another
+// user may bind the abstract name first.
+func TestShmRefusesOtherUsersListener(t *testing.T) {
+	_, out := helperAs(t, "listen")
+	f := strings.Fields(line(t, out))
+	require.Equal(t, "listening", f[0])
+	svc, err := strconv.ParseUint(f[1], 10, 64)
+	require.NoError(t, err)
+	a := newEnd(t, rdma.Params{"transport": "shm"})
+	require.NoError(t, a.qp.Connect(netip.AddrPortFrom(lo, 0), svc, nil, testWait))
+	require.Equal(t, rdma.CMRefused, a.event(t).Type)
+	require.Equal(t, "done", line(t, out), "the other user's listener saw a request")
 }
