@@ -15,13 +15,14 @@ type CNO struct {
 	Object
 	ia *IA
 
-	mu        sync.Mutex
-	evds      []*EVD // copied on write: look iterates a snapshot
-	next      int    // where the next look starts
-	agent     [2]uint64
-	waiters   int
-	orphaned  uint64 // times the last EVD went away; wakes waiters with no EVD
-	dead      bool
+	mu       sync.Mutex
+	evds     []*EVD       // copied on write: look pumps a snapshot
+	next     int          // where the next look starts
+	pending  map[*EVD]int // notifications not yet delivered to a wait
+	agent    [2]uint64
+	waiters  int
+	orphaned uint64 // times the last EVD went away; wakes waiters with no EVD
+	dead     bool
 }
 
 // CreateCNO creates a CNO (dat_cno_create). agent is the opaque OS wait
@@ -32,7 +33,7 @@ func (ia *IA) CreateCNO(agent [2]uint64) (*CNO, error) {
 	if err := ia.liveLocked(); err != nil {
 		return nil, err
 	}
-	c := &CNO{ia: ia, agent: agent}
+	c := &CNO{ia: ia, agent: agent, pending: map[*EVD]int{}}
 	c.kind = TypeCNO
 	if err := bindLocked(ia, ia.cnos, c); err != nil {
 		return nil, err
@@ -81,6 +82,7 @@ func (c *CNO) detach(e *EVD, freed bool) {
 			break
 		}
 	}
+	delete(c.pending, e)
 	// dat_cno_wait(3DAT): waiters and the agent are unblocked with no EVD
 	// "when all EVDs the CNO is associated with are freed".
 	last := freed && len(c.evds) == 0
@@ -133,31 +135,34 @@ func (c *CNO) callAgent(agent [2]uint64, e *EVD) {
 	go c.ia.agent(agent, e)
 }
 
-// trigger hands the CNO's OS wait proxy agent, if any, the EVD that just
-// got a notification (dat_cno_create(3DAT): the agent is invoked when the
-// CNO is triggered, and is then no longer associated with the CNO). Waiters
-// need no trigger: they look at the EVDs themselves.
-func (c *CNO) trigger(e *EVD) {
+// trigger records n notifications of e (an event with notification
+// arrived at an enabled EVD nobody waits on directly) and hands the CNO's
+// OS wait proxy agent, if any, the EVD (dat_cno_create(3DAT): the agent is
+// invoked when the CNO is triggered, and is then no longer associated with
+// the CNO). Every notification counts: two events on one EVD wake two
+// waits, so a consumer that takes one event per wake-up loses none.
+func (c *CNO) trigger(e *EVD, n int) {
 	c.mu.Lock()
+	c.pending[e] += n
 	agent := c.takeAgentLocked()
 	c.mu.Unlock()
+	c.ia.wake()
 	c.callAgent(agent, e)
 }
 
-// Wait blocks until an EVD attached to the CNO has a notification event,
-// returning it, or returns DAT_QUEUE_EMPTY after timeout (negative: no
-// bound), or DAT_INTERRUPTED_CALL when a signal handler runs on the
-// sleeping thread. It returns a nil EVD and no error when the IA closes or
-// every EVD is freed.
+// Wait blocks until an EVD attached to the CNO has notified, returning it,
+// or returns DAT_QUEUE_EMPTY after timeout (negative: no bound), or
+// DAT_INTERRUPTED_CALL when a signal handler runs on the sleeping thread.
+// It returns a nil EVD and no error when the IA closes or every EVD is
+// freed.
 //
-// The wait is level-triggered: it returns an enabled EVD that nobody waits
-// on directly (dat_cno_wait(3DAT): a disabled or "Waited" EVD does not
-// deliver notifications) and that holds a notification event, whenever it
-// got there; so no notification that came before or during the wait is
-// lost, however many events an EVD holds. The page makes the returned EVD
-// a hint and asks the consumer to poll every EVD of the CNO; successive
-// waits start their look at the EVD after the one returned last, so that a
-// busy EVD does not hide the others.
+// Each notification is delivered to one wait, whenever it came: before the
+// wait, during it, or while another thread dequeued (completions become
+// events, and notifications, when any thread polls the EVD's CQ; the wait
+// polls its EVDs itself). Successive waits start their look at the EVD
+// after the one returned last, so that a busy EVD does not hide the others.
+// The returned EVD is a hint (dat_cno_wait(3DAT)): another thread may have
+// taken its events.
 func (c *CNO) Wait(timeout time.Duration) (*EVD, error) {
 	c.mu.Lock()
 	if c.dead {
@@ -230,24 +235,30 @@ func (c *CNO) snapshot() []*EVD {
 	return c.evds
 }
 
-// look pumps the CNO's EVDs and returns one that can deliver a
-// notification; end is true when the wait must return with no EVD (the CNO
-// or IA is gone, or every EVD was freed since the wait began).
+// look pumps the CNO's EVDs and takes one pending notification; end is
+// true when the wait must return with no EVD (the CNO or IA is gone, or
+// every EVD was freed since the wait began).
 func (c *CNO) look(orphaned uint64) (e *EVD, end bool) {
 	c.mu.Lock()
-	evds, start := c.evds, c.next
+	evds := c.evds
 	gone := c.dead || c.ia.closed.Load() || c.orphaned != orphaned
 	c.mu.Unlock()
 	if gone {
 		return nil, true
 	}
-	for i := range evds {
-		x := evds[(start+i)%len(evds)]
+	for _, x := range evds {
 		x.pump(1)
-		if x.notifying() {
-			c.mu.Lock()
-			c.next = (start + i + 1) % max(len(c.evds), 1)
-			c.mu.Unlock()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(c.evds)
+	for i := 0; i < n; i++ {
+		x := c.evds[(c.next+i)%n]
+		if c.pending[x] > 0 {
+			if c.pending[x]--; c.pending[x] == 0 {
+				delete(c.pending, x)
+			}
+			c.next = (c.next + i + 1) % n
 			return x, false
 		}
 	}

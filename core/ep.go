@@ -92,7 +92,10 @@ func wmThreshold(v int) int32 {
 // setStateLocked changes the state; ep.mu is held.
 func (ep *EP) setStateLocked(s EPState) {
 	ep.state = s
-	if !ep.dead && (s == EPConnected || s == EPDisconnected || s == EPDisconnectPending) {
+	// dat_ep_disconnect(3DAT): "No new Send, RDMA Read, and RDMA Write DTOs
+	// ... can be posted to the Endpoint when the local Endpoint is in the
+	// DAT_EP_DISCONNECT_PENDING state": that state is not live.
+	if !ep.dead && (s == EPConnected || s == EPDisconnected) {
 		ep.live.Store(liveConn)
 	} else {
 		ep.live.Store(liveNo)

@@ -176,8 +176,18 @@ func (e *EVD) usableAsAsync() bool {
 
 // push queues a pushed (non-DTO) event and wakes waiters. Such events are
 // never dropped: the ring grows past qlen and the first excursion over qlen
-// is reported as an overflow on the async EVD. Caller must not hold e.mu.
+// is reported as an overflow on the async EVD. Completions already in the
+// EVD's CQ go first, so an event comes after the completions that preceded
+// it (dat_ep_disconnect(3DAT): "all successful Completion events of
+// in-progress DTOs precede the Disconnect Completion event" on one EVD).
+// Caller must not hold e.mu. When another thread is polling the CQ (or the
+// caller is, converting a completion into this push), the poller inserts
+// those completions itself.
 func (e *EVD) push(ev *Event) {
+	if e.cq != nil && e.pollMu.TryLock() {
+		e.pumpLocked(-1)
+		e.pollMu.Unlock()
+	}
 	e.mu.Lock()
 	if e.dead {
 		e.mu.Unlock()
@@ -193,7 +203,7 @@ func (e *EVD) push(ev *Event) {
 	e.mu.Unlock()
 
 	if trigger {
-		cno.trigger(e)
+		cno.trigger(e, 1)
 	}
 	e.ia.wake()
 	if overflowed {

@@ -61,8 +61,14 @@ func (e *EVD) pump(max int) int {
 	if e.cq == nil {
 		return 0
 	}
-	added := 0
 	e.pollMu.Lock()
+	defer e.pollMu.Unlock()
+	return e.pumpLocked(max)
+}
+
+// pumpLocked is pump with pollMu held.
+func (e *EVD) pumpLocked(max int) int {
+	added := 0
 	for {
 		n := e.pollLocked()
 		if n == 0 {
@@ -75,7 +81,6 @@ func (e *EVD) pump(max int) int {
 			break
 		}
 	}
-	e.pollMu.Unlock()
 	return added
 }
 
@@ -124,15 +129,17 @@ func (e *EVD) enqueueLocked(k int) {
 		}
 		return
 	}
-	trigger := false
+	triggers := 0
 	for i := 0; i < k; i++ {
-		trigger = e.insertLocked(&e.evs[i]) || trigger
+		if e.insertLocked(&e.evs[i]) {
+			triggers++
+		}
 		e.evs[i] = Event{}
 	}
 	cno := e.cno
 	e.mu.Unlock()
-	if trigger {
-		cno.trigger(e)
+	if triggers > 0 {
+		cno.trigger(e, triggers)
 	}
 }
 

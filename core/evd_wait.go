@@ -142,11 +142,3 @@ func (e *EVD) waitLoop(timeout time.Duration, threshold int, out *Event) (int, e
 		r = waitNotYet
 	}
 }
-
-// notifying reports whether the EVD can deliver a notification to its CNO:
-// enabled, not waited on directly, and holding a notification event.
-func (e *EVD) notifying() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return !e.dead && e.enabled && !e.waiting && e.notifies > 0
-}

@@ -43,8 +43,9 @@ type IAConfig struct {
 	// the same backend and parameters share one device.
 	Backend   string
 	Params    rdma.Params
-	AsyncQLen int  // queue length of the async EVD created when AsyncEVD is nil
-	AsyncEVD  *EVD // consumer-supplied async EVD, or nil
+	Origin    string // where the entry came from (file:line), for log lines
+	AsyncQLen int    // queue length of the async EVD created when AsyncEVD is nil
+	AsyncEVD  *EVD   // consumer-supplied async EVD, or nil
 	// NoAsync is DAT_EVD_ASYNC_EXISTS: the consumer's async EVD lives
 	// outside this process, so the IA creates none and has none in scope.
 	NoAsync bool
@@ -164,7 +165,7 @@ func OpenIA(cfg IAConfig) (*IA, error) {
 // openError says why a device did not open: a backend or device this host
 // lacks means the entry names no IA that can be opened here.
 func openError(cfg IAConfig, err error) error {
-	Logf(LevelWarn, "dat_ia_openv: %s: transport %s: %v", cfg.Name, cfg.Backend, err)
+	Logf(LevelWarn, "dat_ia_openv: %s (%s): %v", cfg.Name, cfg.Origin, err)
 	switch {
 	case errors.Is(err, rdma.ErrNoBackend), errors.Is(err, rdma.ErrNoDevice), errors.Is(err, rdma.ErrInvalid):
 		return ErrNameNotRegistered

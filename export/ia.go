@@ -7,6 +7,7 @@ package main
 import "C"
 
 import (
+	"fmt"
 	"net/netip"
 	"path/filepath"
 	"strings"
@@ -84,7 +85,8 @@ func go_dat_ia_openv(name *C.char, qlen C.DAT_COUNT, asyncEVD *C.DAT_EVD_HANDLE,
 	if err != nil {
 		return datReturn(err)
 	}
-	ia, err := core.OpenIA(core.IAConfig{Name: entry.IAName, Backend: backend, Params: params, AsyncQLen: int(qlen),
+	ia, err := core.OpenIA(core.IAConfig{Name: entry.IAName, Backend: backend, Params: params,
+		Origin: fmt.Sprintf("%s:%d", entry.File, entry.Line), AsyncQLen: int(qlen),
 		AsyncEVD: given, NoAsync: noAsync, Handles: handles, Agent: callAgent})
 	if err != nil {
 		return datReturn(err)

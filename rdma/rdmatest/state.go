@@ -17,6 +17,7 @@ var stateTests = []test{
 	{"PostInErrorFlushes", (*suite).statePostInError},
 	{"ResetReconnect", (*suite).stateResetReconnect},
 	{"GracefulDisconnectDrains", (*suite).stateGraceful},
+	{"AbruptEndsGracefulDrain", (*suite).stateAbruptEndsDrain},
 	{"DestroyConnected", (*suite).stateDestroyConnected},
 }
 
@@ -63,6 +64,7 @@ func (s *suite) stateConnect(t *testing.T) {
 	require.Equal(t, a.side.dev.Addr(), b.qp.RemoteAddr().Addr(), "passive QP's remote address")
 	require.Equal(t, b.side.dev.Addr(), b.qp.LocalAddr().Addr(), "passive QP's local address")
 	require.Equal(t, a.qp.LocalAddr(), b.qp.RemoteAddr(), "the passive side sees the active side's address and port")
+	require.Equal(t, b.qp.LocalAddr(), a.qp.RemoteAddr(), "the active side sees the passive side's address and port")
 	require.Equal(t, req.RemoteAddr(), b.qp.RemoteAddr())
 }
 
@@ -212,16 +214,14 @@ func exchange(t *testing.T, w *world, a, b *conn, seed uint64) {
 }
 
 // A graceful disconnect lets the sends posted before it complete, then ends
-// the connection.
+// the connection: here the sends wait for receives the peer posts only
+// after the disconnect began.
 func (s *suite) stateGraceful(t *testing.T) {
 	w := s.world(t)
 	a, b := w.pair()
 	const n, size = 4, 1 << 20
 	sb, rb := a.side.buf(n*size, accAll), b.side.buf(n*size, accAll)
 	fill(sb.b, 5)
-	for i := range n {
-		require.NoError(t, b.qp.PostRecv(recv(uint64(i), rb.sge(i*size, size))))
-	}
 	for i := range n {
 		fl := rdma.SendSignaled
 		if i == 1 {
@@ -230,6 +230,9 @@ func (s *suite) stateGraceful(t *testing.T) {
 		require.NoError(t, a.qp.PostSend(send(uint64(i), fl, sb.sge(i*size, size))))
 	}
 	require.NoError(t, a.qp.Disconnect(true))
+	for i := range n {
+		require.NoError(t, b.qp.PostRecv(recv(uint64(i), rb.sge(i*size, size))))
+	}
 	for _, i := range []uint64{0, 2, 3} {
 		checkWC(t, w.take1(a.scq), i, rdma.WCSuccess, rdma.WCSend, a)
 	}
@@ -245,6 +248,23 @@ func (s *suite) stateGraceful(t *testing.T) {
 	state(t, b, rdma.QPSErr)
 	markers(t, w, a)
 	markers(t, w, b)
+}
+
+// An abrupt disconnect while a graceful one waits for the send queue to
+// drain ends the connection at once: the sends still waiting are flushed.
+func (s *suite) stateAbruptEndsDrain(t *testing.T) {
+	w := s.world(t)
+	a, b := w.pair()
+	tgt := b.side.buf(64, accAll)
+	ids, ops := stuck(t, a, tgt)
+	require.NoError(t, a.qp.Disconnect(true))
+	require.NoError(t, a.qp.Disconnect(true), "a second graceful Disconnect")
+	require.NoError(t, a.qp.Disconnect(false), "an abrupt Disconnect during the drain")
+	w.expectEvent(a, rdma.CMDisconnected)
+	w.expectEvent(b, rdma.CMDisconnected)
+	flushedAll(t, w.take(a.scq, len(ids)), ids, func(i int) rdma.WCOpcode { return ops[i] }, a)
+	markers(t, w, a)
+	zeros(t, tgt.b, "the RDMA write target of a flushed write")
 }
 
 // Destroying a connected QP ends the connection: the peer sees it end and

@@ -140,6 +140,10 @@ func (c *compChannel) Wait(seq uint32, d time.Duration) bool {
 		if dev.rescanDue() {
 			dev.rescanNow()
 		}
+		drainLocal() // messages between devices of this process (shm_dev.go)
+		if dev.bell.ld32(bellOffSeq) != seq || dev.in.ready(dev.bell) {
+			return false
+		}
 		slice := d
 		if !deadline.IsZero() {
 			if slice = time.Until(deadline); slice <= 0 {

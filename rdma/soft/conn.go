@@ -54,14 +54,12 @@ func (q *qp) newConn(w wire) *conn {
 // readsOut is the number of reads issued and not answered.
 func (c *conn) readsOut() int { return int(c.rdTail - c.rdHead) }
 
-// grantLocked is our grant: the receives posted on this connection with
-// the room of the smallest not yet used, or on an SRQ, srqWindow messages
-// beyond those completed and no room (any receive of the SRQ may be the
-// one, even one posted later); q.mu is held.
-func (c *conn) grantLocked() credit {
+// grantLocked is our grant: the receives posted on this connection, or on
+// an SRQ, srqWindow messages beyond those completed; q.mu is held.
+func (c *conn) grantLocked() uint32 {
 	q := c.q
 	if q.srq != nil {
-		return mkCredit(uint32(srqWindow+c.srqDone), 0)
+		return uint32(srqWindow + c.srqDone)
 	}
-	return mkCredit(uint32(q.rqTail-c.recvBase), q.room)
+	return uint32(q.rqTail - c.recvBase)
 }

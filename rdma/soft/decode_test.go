@@ -60,7 +60,8 @@ func FuzzDecodeCM(f *testing.F) {
 
 func TestCheckFrame(t *testing.T) {
 	ok := []frame{
-		{typ: msgSend, len: 8}, {typ: msgSend, flags: flAckReq, len: 1 << 20}, {typ: msgSend, flags: flSolicited},
+		{typ: msgSend, flags: flAckReq, len: 8}, {typ: msgSend, flags: flAckReq | flNotify, len: 1 << 20},
+		{typ: msgSend, flags: flSolicited | flAckReq},
 		{typ: msgWrite, len: maxMsgSize}, {typ: msgReadReq, len: 4}, {typ: msgReadResp},
 		{typ: msgReadDone, aux: uint32(rdma.WCRemAccessErr)}, {typ: msgNak, aux: uint32(rdma.WCRemInvReqErr), addr: 5},
 		{typ: msgAck}, {typ: msgNeed, aux: 3}, {typ: msgDisc},
@@ -69,7 +70,7 @@ func TestCheckFrame(t *testing.T) {
 		require.True(t, checkFrame(&f), "%+v", f)
 	}
 	bad := []frame{
-		{typ: 0}, {typ: 200}, {typ: msgSend, len: eagerMax + 1}, {typ: msgSend, flags: 0x80},
+		{typ: 0}, {typ: 200}, {typ: msgSend, len: 8}, {typ: msgSend, flags: flAckReq | 0x80},
 		{typ: msgWrite, len: maxMsgSize + 1}, {typ: msgReadDone, aux: uint32(rdma.WCGeneralErr)},
 		{typ: msgNak, aux: 1000}, {typ: msgNak, aux: uint32(rdma.WCRemOpErr), addr: 1 << 40},
 		{typ: msgAck, len: 1}, {typ: msgDisc, flags: 1}, {typ: frReq},
@@ -97,7 +98,7 @@ func FuzzCheckFrame(f *testing.F) {
 		var fr frame
 		fr.get(b)
 		if checkFrame(&fr) {
-			if fr.len > maxMsgSize || fr.typ == msgSend && fr.flags&flAckReq == 0 && fr.len > eagerMax {
+			if fr.len > maxMsgSize || fr.typ == msgSend && fr.flags&flAckReq == 0 {
 				t.Fatalf("accepted %+v", fr)
 			}
 		}
@@ -123,7 +124,7 @@ func TestDataSlotChecks(t *testing.T) {
 	m := slotSeg(nil)
 	var d rdvDesc
 	h := hdr{typ: msgSend, flags: flAckReq, len: 3 * eagerMax}
-	putDataSlot(m, 0, &h, mkCredit(4, 100), 2)
+	putDataSlot(m, 0, &h, 4, 2)
 	binary.LittleEndian.PutUint64(m.b[dsOffData:], 0x1000)
 	binary.LittleEndian.PutUint64(m.b[dsOffData+8:], eagerMax)
 	binary.LittleEndian.PutUint64(m.b[dsOffData+16:], 0x9000)
@@ -131,7 +132,7 @@ func TestDataSlotChecks(t *testing.T) {
 	got, g, ok := getDataSlot(m, 0, &d)
 	require.True(t, ok)
 	require.Equal(t, h, got)
-	require.Equal(t, mkCredit(4, 100), g)
+	require.Equal(t, uint32(4), g)
 	require.Equal(t, 2, d.n)
 
 	binary.LittleEndian.PutUint64(m.b[dsOffData+24:], 2*eagerMax+1) // segments do not add up
@@ -140,7 +141,11 @@ func TestDataSlotChecks(t *testing.T) {
 	m.put32(dsOffNSGE, maxSGE+1) // too many segments
 	_, _, ok = getDataSlot(m, 0, &d)
 	require.False(t, ok)
-	h = hdr{typ: msgSend, len: eagerMax + 1} // large without a descriptor
+	h = hdr{typ: msgSend, flags: flAckReq, len: eagerMax + 1} // large without a descriptor
+	putDataSlot(m, 0, &h, 0, 0)
+	_, _, ok = getDataSlot(m, 0, &d)
+	require.False(t, ok)
+	h = hdr{typ: msgSend, len: 8} // not asking for a verdict
 	putDataSlot(m, 0, &h, 0, 0)
 	_, _, ok = getDataSlot(m, 0, &d)
 	require.False(t, ok)
@@ -150,14 +155,14 @@ func TestDataSlotChecks(t *testing.T) {
 	require.False(t, ok)
 
 	putCtlSlot(m, dataStride, msgNak, 7, rdma.WCRemAccessErr)
-	typ, num, st, ok := getCtlSlot(m, dataStride)
+	num, st, ok := getCtlSlot(m, dataStride)
 	require.True(t, ok)
-	require.Equal(t, []any{uint8(msgNak), uint32(7), rdma.WCRemAccessErr}, []any{typ, num, st})
+	require.Equal(t, []any{uint32(7), rdma.WCRemAccessErr}, []any{num, st})
 	putCtlSlot(m, dataStride, msgNak, 7, rdma.WCSuccess) // a NAK must carry a failure
-	_, _, _, ok = getCtlSlot(m, dataStride)
+	_, _, ok = getCtlSlot(m, dataStride)
 	require.False(t, ok)
-	putCtlSlot(m, dataStride, msgAck, 7, rdma.WCRemOpErr) // an ACK none
-	_, _, _, ok = getCtlSlot(m, dataStride)
+	putCtlSlot(m, dataStride, msgAck, 7, rdma.WCSuccess) // only NAKs travel there
+	_, _, ok = getCtlSlot(m, dataStride)
 	require.False(t, ok)
 }
 
@@ -166,7 +171,7 @@ func FuzzSlots(f *testing.F) {
 	h := hdr{typ: msgSend, flags: flAckReq, len: 2 * eagerMax}
 	putDataSlot(m, 0, &h, 0, 1)
 	binary.LittleEndian.PutUint64(m.b[dsOffData+8:], 2*eagerMax)
-	putCtlSlot(m, dataStride, msgAck, 1, rdma.WCSuccess)
+	putCtlSlot(m, dataStride, msgNak, 1, rdma.WCRemOpErr)
 	f.Add(append([]byte(nil), m.b...))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -177,12 +182,12 @@ func FuzzSlots(f *testing.F) {
 			for i := 0; i < d.n; i++ {
 				sum += uint64(d.seg[i].Len)
 			}
-			if h.typ != msgSend || h.len > maxMsgSize || h.len > eagerMax && (h.flags&flAckReq == 0 || sum != h.len || d.n > maxSGE) {
+			if h.typ != msgSend || h.flags&flAckReq == 0 || h.len > maxMsgSize || h.len > eagerMax && (sum != h.len || d.n > maxSGE) {
 				t.Fatalf("accepted %+v with %d segments of %d bytes", h, d.n, sum)
 			}
 		}
-		if typ, _, st, ok := getCtlSlot(m, dataStride); ok && (typ == msgAck) != (st == rdma.WCSuccess) {
-			t.Fatalf("accepted control %d with status %v", typ, st)
+		if _, st, ok := getCtlSlot(m, dataStride); ok && !nakStatusOK(st) {
+			t.Fatalf("accepted a NAK with status %v", st)
 		}
 	})
 }

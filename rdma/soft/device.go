@@ -104,6 +104,7 @@ func open(p rdma.Params, async rdma.AsyncHandler) (rdma.Device, error) {
 	d.in.lastScan.Store(time.Now().UnixNano())
 	d.shm.init()
 	d.tcp.init()
+	registerLocal(d)
 	return d, nil
 }
 
@@ -211,6 +212,7 @@ func (d *device) Close() error {
 	}
 	d.shm.close()
 	d.tcp.close()
+	unregisterLocal(d)
 	d.mu.Lock()
 	d.closed.Store(true)
 	for s := range d.srqs {

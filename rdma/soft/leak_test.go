@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,6 +106,52 @@ func TestConnectionChurn(t *testing.T) {
 				cycle()
 			}
 			settled(t, before, cycles)
+		})
+	}
+}
+
+// TestChurnRSS is issue 15's measurement: GODAT_SOFT_CHURN=<cycles>
+// connect/disconnect cycles over TCP, with the resident set size before and
+// after (the bound: under 20 MB of growth for 10^4 cycles). Off by default.
+func TestChurnRSS(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("GODAT_SOFT_CHURN"))
+	if n <= 0 {
+		t.Skip("set GODAT_SOFT_CHURN=<cycles>")
+	}
+	for _, tr := range []string{"tcp", "shm"} {
+		t.Run(tr, func(t *testing.T) {
+			p := rdma.Params{"transport": tr}
+			a, b := newEnd(t, p), newEnd(t, p)
+			l, err := b.dev.Listen(b.cm, 0, true, 4, 5)
+			require.NoError(t, err)
+			defer l.Close()
+			rss := func() int {
+				runtime.GC()
+				s, _ := os.ReadFile("/proc/self/status")
+				for _, ln := range strings.Split(string(s), "\n") {
+					if f := strings.Fields(ln); len(f) >= 2 && f[0] == "VmRSS:" {
+						kb, _ := strconv.Atoi(f[1])
+						return kb
+					}
+				}
+				return 0
+			}
+			start, before := time.Now(), rss()
+			for i := 0; i < n; i++ {
+				qa, qb := a.newQP(t, nil), b.newQP(t, nil)
+				require.NoError(t, qa.Connect(netip.AddrPortFrom(lo, 0), l.ServiceID(), nil, testWait))
+				require.NoError(t, b.event(t).Request.Accept(qb, nil))
+				require.Equal(t, rdma.CMEstablished, a.event(t).Type)
+				require.Equal(t, rdma.CMEstablished, b.event(t).Type)
+				require.NoError(t, qa.Disconnect(false))
+				require.Equal(t, rdma.CMDisconnected, a.event(t).Type)
+				require.Equal(t, rdma.CMDisconnected, b.event(t).Type)
+				require.NoError(t, qa.Destroy())
+				require.NoError(t, qb.Destroy())
+			}
+			after := rss()
+			t.Logf("%s: %d cycles in %v, RSS %d KiB -> %d KiB (%+d KiB)", tr, n, time.Since(start).Round(time.Millisecond), before, after, after-before)
+			require.Less(t, after-before, 20<<10, "RSS growth")
 		})
 	}
 }

@@ -109,9 +109,8 @@ type qp struct {
 	rq             []rqe
 	rqMask         uint64
 	rqHead, rqTail uint64
-	room           uint32 // smallest receive posted since the queue was last empty
-	srqCur         rqe    // the receive taken from the SRQ for the message being placed
-	srqHeld        bool   // srqCur holds a receive not yet completed
+	srqCur         rqe  // the receive taken from the SRQ for the message being placed
+	srqHeld        bool // srqCur holds a receive not yet completed
 
 	// shmw is the shared-memory wire of the current connection, for the
 	// drain to find from a hint without the QP lock.

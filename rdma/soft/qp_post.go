@@ -188,14 +188,6 @@ func (q *qp) postRecv(wr *rdma.RecvWR) (wire, error) {
 	if err := q.dev.checkSGL(q.pd.id, wr.SGL, rdma.AccessLocalWrite); err != nil {
 		return nil, err
 	}
-	var room uint64
-	for i := range wr.SGL {
-		room += uint64(wr.SGL[i].Length)
-	}
-	room = min(room, 1<<32-1)
-	if q.rqHead == q.rqTail || uint32(room) < q.room {
-		q.room = uint32(room)
-	}
 	r := &q.rq[q.rqTail&q.rqMask]
 	r.wrid, r.busy = wr.WRID, false
 	r.nsge = uint8(copy(r.sgl[:], wr.SGL))

@@ -30,6 +30,9 @@ func (q *qp) issueLocked(fresh bool) (flush bool) {
 	if c == nil || q.issuing || q.state != rdma.QPSRTS && q.state != rdma.QPSSQD {
 		return false
 	}
+	if n, ok := c.w.ackedNow(); ok {
+		q.ackedLocked(c, n) // verdicts that came without a notification
+	}
 	for q.sqExec != q.sqTail {
 		e := &q.sq[q.sqExec&q.sqMask]
 		if e.state == sqDone { // failed at post (inline copy)
@@ -119,8 +122,7 @@ func (q *qp) issueOne(c *conn, e *sqe, fresh bool) int {
 	w := c.w
 	switch e.op {
 	case rdma.WRSend:
-		cr := w.peerGrant(c.sends)
-		if g := cr.n(); !after(g, c.sends) {
+		if g := w.peerGrant(c.sends); !after(g, c.sends) {
 			// An RNR wait without limit: the send stays queued; ask once
 			// per grant seen.
 			if !c.asked || c.askedAt != g {
@@ -131,12 +133,12 @@ func (q *qp) issueOne(c *conn, e *sqe, fresh bool) int {
 			return actWait
 		}
 		h := &q.hdr // a scratch header: the wire copies it (no allocation)
-		*h = hdr{typ: msgSend, len: L}
+		*h = hdr{typ: msgSend, flags: flAckReq, len: L}
 		if e.flags&rdma.SendSolicited != 0 {
 			h.flags |= flSolicited
 		}
-		if L > eagerMax || L > uint64(cr.room()) || !w.eagerArrives() {
-			h.flags |= flAckReq
+		if e.flags&rdma.SendSignaled != 0 || q.sqTail-q.sqHead >= uint64(q.cap.MaxSendWR)/2 {
+			h.flags |= flNotify // someone waits for it: a completion, or room in the queue
 		}
 		return q.issued(c, e, w.send(h, sgl), L)
 	case rdma.WRRDMARead:
@@ -176,10 +178,6 @@ func (q *qp) issued(c *conn, e *sqe, r issued, L uint64) int {
 		c.sends++
 	}
 	e.length = L
-	if r == issuedDone {
-		e.finish(rdma.WCSuccess, L)
-		return actNext
-	}
 	c.acked++
 	e.state, e.waitOn, e.seq = sqIssued, waitAck, c.acked
 	return actIO
@@ -265,9 +263,10 @@ func (q *qp) kickLocked(c *conn) bool {
 	return flush
 }
 
-// acked: the peer acknowledged requests up to n.
+// acked: the peer acknowledged requests up to n (never past what we
+// numbered).
 func (q *qp) ackedLocked(c *conn, n uint32) {
-	if after(n, c.peerAcked) {
+	if after(n, c.peerAcked) && !after(n, c.acked) {
 		c.peerAcked = n
 	}
 }

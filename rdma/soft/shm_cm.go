@@ -181,6 +181,7 @@ func (w *shmWire) install(p peerMaps, pid int, m *cmMsg) {
 	w.peerBell = bellRef{p.bell}
 	w.peerKeys = p.keys
 	w.peerPid = pid
+	w.inProc = pid == os.Getpid()
 	w.peerPD = m.pd
 	w.peerHint = hintOf(m.hint)
 }

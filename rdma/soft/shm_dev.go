@@ -14,6 +14,60 @@ import (
 // drainBudget bounds the hints one Poll takes.
 const drainBudget = 256
 
+// Devices of this process. A shared-memory message between two devices of
+// one process is placed when the receiving device is polled; a program
+// that waits on the sending device's channel for the send's completion
+// would wait for ever, since nothing polls the other. So a waiter drains
+// every device of the process before it sleeps, and a hint to a device of
+// our own process rings every device's bell (not only the receiver's).
+var local struct {
+	mu   sync.Mutex
+	devs []*device
+}
+
+func registerLocal(d *device) {
+	local.mu.Lock()
+	local.devs = append(local.devs, d)
+	local.mu.Unlock()
+}
+
+func unregisterLocal(d *device) {
+	local.mu.Lock()
+	defer local.mu.Unlock()
+	for i, x := range local.devs {
+		if x == d {
+			local.devs = append(local.devs[:i], local.devs[i+1:]...)
+			return
+		}
+	}
+}
+
+// eachLocal calls f for every open device of the process, inside its bell
+// mapping.
+func eachLocal(f func(*device)) {
+	local.mu.Lock()
+	devs := append([]*device(nil), local.devs...)
+	local.mu.Unlock()
+	for _, d := range devs {
+		if d.bellEnter() {
+			f(d)
+			d.bellLeave()
+		}
+	}
+}
+
+// drainLocal takes the hints waiting at every device of the process.
+func drainLocal() {
+	eachLocal(func(d *device) {
+		if d.in.ready(d.bell) {
+			d.drainInbound()
+		}
+	})
+}
+
+// ringLocal wakes the sleepers of every device of the process.
+func ringLocal() { eachLocal(func(d *device) { d.ringSelf() }) }
+
 type shmDev struct {
 	conns  atomic.Int32 // live shared-memory connections
 	mu     sync.Mutex   // leaf: keysRO

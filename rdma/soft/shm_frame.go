@@ -17,7 +17,7 @@ const (
 	dsOffNSGE  = 20 // uint32 rendezvous descriptors
 	dsOffLen   = 24 // uint64
 	dsOffAddr  = 32 // uint64
-	dsOffGrant = 40 // uint64 the producer's credit for the other direction
+	dsOffGrant = 40 // uint32 the producer's grant for the other direction
 	dsOffData  = slotHdr
 
 	csOffType   = 8  // uint32
@@ -33,35 +33,33 @@ type rdvDesc struct {
 
 // putDataSlot writes a data slot's header (the payload or descriptors are
 // written by the caller).
-func putDataSlot(m seg, off int, h *hdr, grant credit, nsge int) {
+func putDataSlot(m seg, off int, h *hdr, grant uint32, nsge int) {
 	m.put32(off+dsOffType, uint32(h.typ)|uint32(h.flags)<<8)
 	m.put32(off+dsOffNum, h.num)
 	m.put32(off+dsOffAux, h.aux)
-	m.put64(off+dsOffGrant, uint64(grant))
+	m.put32(off+dsOffGrant, grant)
 	m.put64(off+dsOffLen, h.len)
 	m.put64(off+dsOffAddr, h.addr)
 	m.put32(off+dsOffNSGE, uint32(nsge))
 }
 
 // getDataSlot decodes and checks a published data slot. Only SENDs travel
-// on the data ring; one of at most eagerMax bytes carries them in the
-// slot, a larger one (a rendezvous message, which asks for a verdict) a
-// descriptor of the sender's memory whose segments add up to its length.
-// ok is false for anything else.
-func getDataSlot(m seg, off int, d *rdvDesc) (h hdr, grant credit, ok bool) {
+// on the data ring, each asking for a verdict; one of at most eagerMax
+// bytes carries them in the slot, a larger one (rendezvous) a descriptor
+// of the sender's memory whose segments add up to its length. ok is false
+// for anything else.
+func getDataSlot(m seg, off int, d *rdvDesc) (h hdr, grant uint32, ok bool) {
 	t := m.get32(off + dsOffType)
 	h.typ, h.flags = uint8(t), uint8(t>>8)
 	h.num, h.aux = m.get32(off+dsOffNum), m.get32(off+dsOffAux)
-	grant = credit(m.get64(off + dsOffGrant))
+	grant = m.get32(off + dsOffGrant)
 	h.len, h.addr = m.get64(off+dsOffLen), m.get64(off+dsOffAddr)
-	if t>>16 != 0 || h.typ != msgSend || h.flags&^(flSolicited|flAckReq) != 0 || h.len > maxMsgSize {
+	if t>>16 != 0 || h.typ != msgSend || h.flags&^(flSolicited|flAckReq|flNotify) != 0 ||
+		h.flags&flAckReq == 0 || h.len > maxMsgSize {
 		return h, 0, false
 	}
 	if h.len <= eagerMax {
 		return h, grant, true
-	}
-	if h.flags&flAckReq == 0 {
-		return h, 0, false
 	}
 	ns := m.get32(off + dsOffNSGE)
 	if ns > maxSGE || ns == 0 && h.len != 0 {
@@ -97,8 +95,7 @@ func putRdvDesc(m seg, off int, sgl []rdma.SGE) int {
 	return n
 }
 
-// putCtlSlot writes an acknowledgement (msgAck: requests up to num) or a
-// NAK (msgNak: request num failed with status).
+// putCtlSlot writes a NAK: request num failed with status.
 func putCtlSlot(m seg, off int, typ uint8, num uint32, st rdma.WCStatus) {
 	m.put32(off+csOffType, uint32(typ))
 	m.put32(off+csOffStatus, uint32(st))
@@ -114,16 +111,14 @@ func nakStatusOK(st rdma.WCStatus) bool {
 	return false
 }
 
-// getCtlSlot decodes and checks a published control slot.
-func getCtlSlot(m seg, off int) (typ uint8, num uint32, st rdma.WCStatus, ok bool) {
+// getCtlSlot decodes and checks a published control slot: a NAK with a
+// status a NAK may carry.
+func getCtlSlot(m seg, off int) (num uint32, st rdma.WCStatus, ok bool) {
 	t := m.get32(off + csOffType)
 	s := m.get32(off + csOffStatus)
 	num = m.get32(off + csOffNum)
-	switch {
-	case t == msgAck && s == 0:
-		return msgAck, num, rdma.WCSuccess, true
-	case t == msgNak && s < 256 && nakStatusOK(rdma.WCStatus(s)):
-		return msgNak, num, rdma.WCStatus(s), true
+	if t == msgNak && s < 256 && nakStatusOK(rdma.WCStatus(s)) {
+		return num, rdma.WCStatus(s), true
 	}
-	return 0, 0, 0, false
+	return 0, 0, false
 }

@@ -2,10 +2,12 @@ package soft
 
 // Shared-memory rings. A connection segment (a sealed memfd the active side
 // creates) holds two directions; each is a data ring (a message's header and
-// eager payload, or a rendezvous descriptor, per slot) and a small control
-// ring (acknowledgements), so acknowledgements never queue behind messages
-// (a rendezvous message is taken only when its acknowledgement fits, and
-// the control ring holds one per rendezvous message in flight).
+// eager payload, or a rendezvous descriptor, per slot), a small control
+// ring (NAKs: failed verdicts, in order) and a control block of words: the
+// consumer's grant and its count of verdicts (which a sender reads instead
+// of a message per acknowledgement), and the producer's requests to be
+// told when either moves. A sender has at most ctlSlots messages without a
+// verdict, so a NAK always fits.
 //
 // A slot is published by the sequence word at its start (position + 1),
 // stored last; the consumer polls the slot at its tail, not a shared head
@@ -20,14 +22,17 @@ const (
 	dataSlots  = 64
 	slotHdr    = 64
 	dataStride = slotHdr + eagerMax
-	ctlSlots   = 256 // also the bound on rendezvous messages in flight
+	ctlSlots   = 256 // also the bound on messages without a verdict
 	ctlStride  = 32
 
-	// direction control block, at the start of each direction
-	dirOffGrant   = 0   // uint64 the consumer's credit (it writes)
-	dirOffHungry  = 8   // uint64 the producer waits for a grant beyond (see askGrant)
+	// Direction control block, at the start of each direction: words the
+	// consumer writes, then (on their own lines) words the producer writes.
+	dirOffGrant   = 0   // uint32 the consumer's grant
+	dirOffAcked   = 8   // uint64 the consumer's verdicts: count executed | NAKs published<<32
 	dirOffTail    = 64  // uint64 data ring consumer index
 	dirOffBlocked = 128 // uint32 the producer found the data ring full
+	dirOffHungry  = 136 // uint64 the producer waits for a grant beyond (see askGrant)
+	dirOffWantAck = 144 // uint64 the producer waits for verdicts beyond (see send)
 	dirOffCtlTail = 192 // uint64 control ring consumer index
 	dirCtl        = 256
 

@@ -8,16 +8,26 @@ import (
 	"godat/rdma"
 )
 
-// onHint processes what a hint for this connection names: the verdicts on
-// the control ring, then the messages on the data ring up to position seq
-// (every published one for a kick), then, for a kick, whatever the send
-// queue waits for (a grant, ring room).
+// onHint processes what a hint for this connection names: the peer's
+// verdicts (its count word, and NAKs on the control ring), then the
+// messages on the data ring up to position seq (every published one for a
+// kick), then, for a kick, whatever the send queue waits for (a grant,
+// ring room, verdicts).
 func (w *shmWire) onHint(seq uint32, kick bool) {
 	if w.closed.Load() {
 		return
 	}
+	// The count is read before the NAKs are taken: a NAK it covers was
+	// published before it, so the drain below sees it first.
+	v := w.mem.ld64(w.txDir + dirOffAcked)
 	if !w.drainCtl() {
 		return
+	}
+	if n := uint32(v); n != w.ackIn && uint32(v>>32) == w.naksIn.Load() {
+		w.ackIn = n
+		if !w.q.verdict(w.c, msgAck, n, rdma.WCSuccess) {
+			return
+		}
 	}
 	if !w.drainData(seq, kick) {
 		return
@@ -30,16 +40,17 @@ func (w *shmWire) onHint(seq uint32, kick bool) {
 	}
 }
 
-// drainCtl takes every published verdict; false when the connection ended.
+// drainCtl takes every published NAK; false when the connection ended.
 func (w *shmWire) drainCtl() bool {
 	for w.rxc.ready() {
-		typ, num, st, ok := getCtlSlot(w.mem, w.rxc.slot(w.rxc.tail))
+		num, st, ok := getCtlSlot(w.mem, w.rxc.slot(w.rxc.tail))
 		w.rxc.take()
 		if !ok {
 			w.violation()
 			return false
 		}
-		if !w.q.verdict(w.c, typ, num, st) {
+		w.naksIn.Add(1)
+		if !w.q.verdict(w.c, msgNak, num, st) {
 			return false
 		}
 	}
@@ -73,6 +84,9 @@ func (w *shmWire) drainData(seq uint32, all bool) bool {
 		case nil:
 			w.rx.take()
 			w.rxWait = false
+			if h.flags&flNotify != 0 {
+				w.notifyPeer(0, true) // a signalled send: its verdict is out
+			}
 			if w.d.in.pulled {
 				return true // one large placement per drain (drainInbound)
 			}

@@ -133,7 +133,7 @@ func TestRingCorruptionBreaksOnlyThatConnection(t *testing.T) {
 	require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{SGL: []rdma.SGE{sge(rb, rmr)}}))
 	a.qp.(*qp).mu.Lock()
 	off := w.tx.slot(w.tx.head)
-	h := hdr{typ: msgSend, len: eagerMax + 1} // too long for a slot, no descriptor
+	h := hdr{typ: msgSend, flags: flAckReq, len: eagerMax + 1} // too long for a slot, no descriptor
 	putDataSlot(w.mem, off, &h, 0, 0)
 	pos := w.tx.head
 	w.tx.publish()
@@ -226,4 +226,31 @@ func TestKeysReadOnlyForPeers(t *testing.T) {
 	m, err := mapPeer(fd, keySegSize, false)
 	require.NoError(t, err)
 	m.unmap()
+}
+
+// Two devices of one process: a program that waits on the sender's channel
+// for a send's completion, without polling the receiver's CQ, still gets
+// it (the wait drains every device of the process).
+func TestInProcessSendCompletesWhileWaiting(t *testing.T) {
+	a, b := shmPair(t)
+	rb, rmr := b.buf(t, 8, allAccess)
+	require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{WRID: 9, SGL: []rdma.SGE{sge(rb, rmr)}}))
+	sb, smr := a.buf(t, 8, allAccess)
+	require.NoError(t, a.qp.PostSend(&rdma.SendWR{WRID: 1, Opcode: rdma.WRSend, Flags: rdma.SendSignaled, SGL: []rdma.SGE{sge(sb, smr)}}))
+	var wc [1]rdma.WC
+	deadline := time.Now().Add(testWait)
+	for {
+		seq := a.ch.Seq()
+		if a.scq.Poll(wc[:]) == 1 {
+			break
+		}
+		require.NoError(t, a.scq.Arm(false))
+		if a.scq.Poll(wc[:]) == 1 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the send did not complete")
+		a.ch.Wait(seq, time.Until(deadline))
+	}
+	require.Equal(t, rdma.WCSuccess, wc[0].Status)
+	require.Equal(t, uint64(9), pollN(t, b.rcq, 1)[0].WRID)
 }

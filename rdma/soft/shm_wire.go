@@ -32,6 +32,7 @@ type shmWire struct {
 	peerKeys seg // the peer's registration table, read-only
 	peerPid  int
 	peerPD   uint32
+	inProc   bool // the peer is a device of this process (shm_dev.go)
 	sock     *net.UnixConn // the CM socket, open for the connection's life
 	txDir    int           // our producing direction's control block
 	rxDir    int           // our consuming direction's control block
@@ -46,9 +47,12 @@ type shmWire struct {
 	inl     shmInline // the payload of the message being placed
 	pull    shmPull
 
-	peerG  atomic.Uint64 // the peer's credit as last heard
-	closed atomic.Bool
-	iov    [2][maxSGE]iov // one-sided access scratch: [0] local, [1] remote (one issuer at a time)
+	peerG   atomic.Uint32 // the peer's grant as last heard
+	naksIn  atomic.Uint32 // the peer's NAKs taken from the control ring (drain)
+	ackIn   uint32        // the verdict count last reported to the engine (drain)
+	naksOut uint32        // our NAKs published (qp.mu)
+	closed  atomic.Bool
+	iov     [2][maxSGE]iov // one-sided access scratch: [0] local, [1] remote (one issuer at a time)
 }
 
 // newShmWire builds the wire over a mapped connection segment; active is
@@ -69,9 +73,16 @@ func newShmWire(d *device, q *qp, mem seg, active bool) *shmWire {
 
 func (w *shmWire) oneSided() bool { return true }
 
-// eagerArrives: the copy into the ring and the hint in the receiver's
-// queue are the message's arrival.
-func (w *shmWire) eagerArrives() bool { return true }
+// ackedNow reads the peer's verdict word: its count, unless it counts a
+// NAK the drain has not taken from the control ring yet (the NAK is
+// published before the count that covers it, so that count must wait).
+func (w *shmWire) ackedNow() (uint32, bool) {
+	v := w.mem.ld64(w.txDir + dirOffAcked)
+	if uint32(v>>32) != w.naksIn.Load() {
+		return 0, false
+	}
+	return uint32(v), true
+}
 
 // notifyPeer appends a hint for the data slot at pos (or a kick).
 func (w *shmWire) notifyPeer(pos uint64, kick bool) {
@@ -80,15 +91,22 @@ func (w *shmWire) notifyPeer(pos uint64, kick bool) {
 		h |= hintKick
 	}
 	w.peerBell.post(h)
+	if w.inProc {
+		ringLocal()
+	}
 }
 
-// send issues a SEND: eager ones are copied into the slot now; rendezvous
-// ones carry a descriptor and wait for the receiver's verdict.
+// send issues a SEND: a payload of up to eagerMax bytes is copied into the
+// slot now, a larger one travels as a descriptor; the verdict completes it.
 func (w *shmWire) send(h *hdr, sgl []rdma.SGE) issued {
-	acked := h.flags&flAckReq != 0
-	rdv := h.len > eagerMax
-	if acked && w.c.acked-w.c.peerAcked >= ctlSlots {
-		return issuedFull // the control ring must hold every verdict
+	if w.c.acked-w.c.peerAcked >= ctlSlots {
+		// Every message without a verdict must find room for its NAK:
+		// ask to be told when verdicts move, then look once more.
+		w.mem.st64(w.txDir+dirOffWantAck, 1<<32|uint64(w.c.peerAcked))
+		if n, ok := w.ackedNow(); !ok || after(n, w.c.peerAcked) {
+			bellRef{w.d.bell}.post(w.selfHint | hintKick)
+		}
+		return issuedFull
 	}
 	if !w.tx.room() {
 		w.mem.st32(w.txDir+dirOffBlocked, 1)
@@ -98,7 +116,7 @@ func (w *shmWire) send(h *hdr, sgl []rdma.SGE) issued {
 	}
 	off := w.tx.slot(w.tx.head)
 	nsge := 0
-	if rdv {
+	if h.len > eagerMax {
 		nsge = putRdvDesc(w.mem, off, sgl)
 	} else {
 		dst := w.mem.b[off+dsOffData : off+dsOffData+int(h.len)]
@@ -117,10 +135,7 @@ func (w *shmWire) send(h *hdr, sgl []rdma.SGE) issued {
 	pos := w.tx.head
 	w.tx.publish()
 	w.notifyPeer(pos, false)
-	if acked {
-		return issuedAcked
-	}
-	return issuedDone
+	return issuedAcked
 }
 
 // access performs a one-sided RDMA read or write after checking the
@@ -194,43 +209,51 @@ func fillIov(dst []iov, sgl []rdma.SGE, L uint64) int {
 
 func (w *shmWire) readResp(uint64, uint64, rdma.WCStatus) {} // one-sided: no responder
 
-// peerGrant is the peer's credit: as carried by its last message, or, when
+// peerGrant is the peer's grant: as carried by its last message, or, when
 // that does not exceed sent, as its grant word says now.
-func (w *shmWire) peerGrant(sent uint32) credit {
-	g := credit(w.peerG.Load())
-	if after(g.n(), sent) {
+func (w *shmWire) peerGrant(sent uint32) uint32 {
+	g := w.peerG.Load()
+	if after(g, sent) {
 		return g
 	}
-	return w.heardGrant(credit(w.mem.ld64(w.txDir + dirOffGrant)))
+	return w.heardGrant(w.mem.ld32(w.txDir + dirOffGrant))
 }
 
-// heardGrant takes a credit of the peer (from a slot or the grant word)
-// if it grants more than the one last heard, and returns the newest.
-func (w *shmWire) heardGrant(g credit) credit {
+// heardGrant takes a grant of the peer (from a slot or the grant word) if
+// it grants more than the one last heard, and returns the newest.
+func (w *shmWire) heardGrant(g uint32) uint32 {
 	for {
-		old := credit(w.peerG.Load())
-		if !after(g.n(), old.n()) {
+		old := w.peerG.Load()
+		if !after(g, old) {
 			return old
 		}
-		if w.peerG.CompareAndSwap(uint64(old), uint64(g)) {
+		if w.peerG.CompareAndSwap(old, g) {
 			return g
 		}
 	}
 }
 
-// setGrant publishes our credit in the word the peer reads; a peer that
-// waits for a grant beyond what this one gives is kicked. The hungry word
-// names the grant it waits beyond, and is cleared with a compare-and-swap
-// of that value: a peer that asks again meanwhile (for a later grant)
-// keeps its flag, or the receive posted next would not kick it.
-func (w *shmWire) setGrant(g credit) {
-	w.mem.st64(w.rxDir+dirOffGrant, uint64(g))
+// setGrant publishes our grant in the word the peer reads; a peer that
+// waits for a grant beyond what this one gives is kicked.
+func (w *shmWire) setGrant(g uint32) {
+	w.mem.st32(w.rxDir+dirOffGrant, g)
+	w.kickIfWaiting(w.rxDir+dirOffHungry, g)
+}
+
+// kickIfWaiting kicks the peer if the word at off says it waits for a
+// count beyond one that n reaches. The word names that count and is
+// cleared with a compare-and-swap of its value: a peer that asks again
+// meanwhile (for a later count) keeps its request, or the next move would
+// not kick it. The peer stores the word before it looks at the count one
+// last time, and we store the count before we look at the word, so one of
+// the two sees the other.
+func (w *shmWire) kickIfWaiting(off int, n uint32) {
 	for {
-		h := w.mem.ld64(w.rxDir + dirOffHungry)
-		if h == 0 || !after(g.n(), uint32(h)) {
-			return // not waiting, or waiting beyond this grant
+		h := w.mem.ld64(off)
+		if h == 0 || !after(n, uint32(h)) {
+			return // not waiting, or waiting beyond n
 		}
-		if w.mem.cas64(w.rxDir+dirOffHungry, h, 0) {
+		if w.mem.cas64(off, h, 0) {
 			w.notifyPeer(0, true)
 			return
 		}
@@ -242,23 +265,29 @@ func (w *shmWire) setGrant(g credit) {
 // it moved meanwhile we kick ourselves to retry.
 func (w *shmWire) askGrant(seen uint32) {
 	w.mem.st64(w.txDir+dirOffHungry, 1<<32|uint64(seen))
-	if after(credit(w.mem.ld64(w.txDir+dirOffGrant)).n(), seen) {
+	if after(w.mem.ld32(w.txDir+dirOffGrant), seen) {
 		bellRef{w.d.bell}.post(w.selfHint | hintKick)
 	}
 }
 
-// ack and nak write a verdict on the control ring (it always has room: one
-// slot per rendezvous message in flight, see send).
-func (w *shmWire) ack(n uint32) { w.verdict(msgAck, n, rdma.WCSuccess) }
+// ack publishes our verdict count: the peer reads it when it looks, and
+// is kicked when it asked (a signalled send kicks in drainData).
+func (w *shmWire) ack(n uint32) {
+	w.mem.st64(w.rxDir+dirOffAcked, uint64(w.naksOut)<<32|uint64(n))
+	w.kickIfWaiting(w.rxDir+dirOffWantAck, n)
+}
 
-func (w *shmWire) nak(k uint32, st rdma.WCStatus) { w.verdict(msgNak, k, st) }
-
-func (w *shmWire) verdict(typ uint8, n uint32, st rdma.WCStatus) {
+// nak publishes a failed verdict on the control ring (it always has room:
+// a sender has at most ctlSlots messages without one), then the count that
+// covers it, and kicks the peer.
+func (w *shmWire) nak(k uint32, st rdma.WCStatus) {
 	if !w.txc.room() {
-		return // only a peer that ignores the rendezvous bound gets here
+		return // only a peer that ignores the bound gets here
 	}
-	putCtlSlot(w.mem, w.txc.slot(w.txc.head), typ, n, st)
+	putCtlSlot(w.mem, w.txc.slot(w.txc.head), msgNak, k, st)
 	w.txc.publish()
+	w.naksOut++
+	w.mem.st64(w.rxDir+dirOffAcked, uint64(w.naksOut)<<32|uint64(k))
 	w.notifyPeer(0, true)
 }
 

@@ -181,7 +181,7 @@ func (q *qp) sendRequest(c *conn, w *tcpWire, svc uint64, priv []byte) bool {
 	w.wmu.Lock()
 	w.queueLocked(frame{typ: frReq, flags: tcpVersion, aux: tcpMagic, addr: svc}, priv).fixedAck = true
 	w.wmu.Unlock()
-	w.grant.Store(uint64(c.grantLocked()))
+	w.grant.Store(c.grantLocked())
 	return true
 }
 
@@ -228,7 +228,7 @@ func (w *tcpWire) awaitAnswer(ctx context.Context) (rdma.CMEventType, []byte) {
 	case f.typ != frAcc:
 		return rdma.CMRefused, nil
 	}
-	w.peerG.Store(uint64(f.credit()))
+	w.peerG.Store(f.grant)
 	return 0, priv
 }
 
@@ -304,7 +304,7 @@ func (d *device) incomingTCP(p *tcpPort, s *net.TCPConn) {
 		return
 	}
 	_ = s.SetReadDeadline(time.Time{})
-	w.peerG.Store(uint64(f.credit()))
+	w.peerG.Store(f.grant)
 	tp := &tcpPending{w: w}
 	r := &connReq{l: l, remote: addrPortOf(s.RemoteAddr()), priv: priv, p: tp}
 	l.deliver(r)
@@ -372,7 +372,7 @@ func (tp *tcpPending) accept(q *qp, priv []byte, gone bool) {
 	}
 	w.bind(q, c)
 	tp.q, tp.c = q, c
-	w.grant.Store(uint64(c.grantLocked()))
+	w.grant.Store(c.grantLocked())
 	_ = w.sock.SetReadDeadline(time.Now().Add(cmTimeout))
 	w.wmu.Lock()
 	w.queueLocked(frame{typ: frAcc, aux: tcpMagic}, priv).fixedAck = true

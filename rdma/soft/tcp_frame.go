@@ -5,8 +5,6 @@ package soft
 //
 //	off  0  u8   type
 //	off  1  u8   flags (SEND: solicited, ack requested; REQ: version)
-//	off  2  u16  room: the smallest receive the grant's SENDs may land in
-//	             (saturated; 0 when the receiver cannot say: an SRQ)
 //	off  4  u32  grant: receives the sender has posted on this connection
 //	             (cumulative); the peer may have at most grant SENDs issued
 //	off  8  u32  ack: requests of the peer the sender executed (cumulative)
@@ -46,7 +44,6 @@ const (
 // frame is a decoded frame header.
 type frame struct {
 	typ, flags uint8
-	room       uint16
 	grant, ack uint32
 	aux        uint32
 	len, addr  uint64
@@ -54,8 +51,7 @@ type frame struct {
 
 func (f *frame) put(b []byte) {
 	le := binary.LittleEndian
-	b[0], b[1] = f.typ, f.flags
-	le.PutUint16(b[2:], f.room)
+	b[0], b[1], b[2], b[3] = f.typ, f.flags, 0, 0
 	le.PutUint32(b[4:], f.grant)
 	le.PutUint32(b[8:], f.ack)
 	le.PutUint32(b[12:], f.aux)
@@ -66,21 +62,11 @@ func (f *frame) put(b []byte) {
 func (f *frame) get(b []byte) {
 	le := binary.LittleEndian
 	f.typ, f.flags = b[0], b[1]
-	f.room = le.Uint16(b[2:])
 	f.grant = le.Uint32(b[4:])
 	f.ack = le.Uint32(b[8:])
 	f.aux = le.Uint32(b[12:])
 	f.len = le.Uint64(b[16:])
 	f.addr = le.Uint64(b[24:])
-}
-
-// credit is the grant a header carries.
-func (f *frame) credit() credit { return mkCredit(f.grant, uint32(f.room)) }
-
-// setCredit stamps a grant into a header (room saturates at 65535, above
-// eagerMax: enough to tell every eager send).
-func (f *frame) setCredit(g credit) {
-	f.grant, f.room = g.n(), uint16(min(g.room(), 0xffff))
 }
 
 // checkFrame reports whether a data-phase frame is well formed: a known
@@ -92,7 +78,7 @@ func checkFrame(f *frame) bool {
 	}
 	switch f.typ {
 	case msgSend:
-		return f.flags&^(flSolicited|flAckReq) == 0 && (f.flags&flAckReq != 0 || f.len <= eagerMax)
+		return f.flags&^(flSolicited|flAckReq|flNotify) == 0 && f.flags&flAckReq != 0
 	case msgWrite, msgReadReq, msgReadResp:
 		return f.flags == 0
 	case msgReadDone:

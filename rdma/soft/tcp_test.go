@@ -102,7 +102,10 @@ func TestAutoPicksWire(t *testing.T) {
 			rb, rmr := a.buf(t, 8, allAccess)
 			require.NoError(t, a.qp.PostRecv(&rdma.RecvWR{WRID: 77, SGL: []rdma.SGE{sge(rb, rmr)}}))
 			connect(t, a, b, nil, nil)
-			_, isShm := a.qp.(*qp).c.w.(*shmWire)
+			q := a.qp.(*qp)
+			q.mu.Lock()
+			_, isShm := q.c.w.(*shmWire)
+			q.mu.Unlock()
 			require.Equal(t, peer != "tcp", isShm, "shared memory chosen")
 			sb, smr := b.buf(t, 8, allAccess)
 			copy(sb, "payload!")
@@ -113,15 +116,17 @@ func TestAutoPicksWire(t *testing.T) {
 		})
 	}
 	s := newEnd(t, auto)
-	l, err := s.dev.Listen(s.cm, 0x4242_0000_9999, false, 4, 5)
+	// A fixed id whose port (4660) is outside the ephemeral range, where an
+	// outgoing connection of another test could hold it.
+	l, err := s.dev.Listen(s.cm, 0x4242_0000_1234, false, 4, 5)
 	require.NoError(t, err)
 	defer l.Close()
 	for _, peer := range []string{"tcp", "shm"} {
 		c := newEnd(t, rdma.Params{"transport": peer})
-		require.NoError(t, c.qp.Connect(netip.AddrPortFrom(lo, 0), 0x4242_0000_9999, nil, testWait))
+		require.NoError(t, c.qp.Connect(netip.AddrPortFrom(lo, 0), 0x4242_0000_1234, nil, testWait))
 		ev := s.event(t)
 		require.Equal(t, rdma.CMConnectRequest, ev.Type)
-		require.Equal(t, uint64(0x4242_0000_9999), ev.Request.ServiceID())
+		require.Equal(t, uint64(0x4242_0000_1234), ev.Request.ServiceID())
 		require.NoError(t, ev.Request.Accept(s.qp, nil))
 		require.Equal(t, rdma.CMEstablished, c.event(t).Type)
 		require.Equal(t, rdma.CMEstablished, s.event(t).Type)

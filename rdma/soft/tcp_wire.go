@@ -45,13 +45,15 @@ type tcpWire struct {
 	kickW     chan struct{} // wakes the writer goroutine
 	resumeCh  chan struct{} // wakes a reader waiting for an SRQ receive
 	closeOnce sync.Once
+	lingerMu  sync.Mutex  // leaf: linger
+	linger    *time.Timer // aborts a shut-down connection after lingerTime
 
 	dead        atomic.Bool  // shut down: the reader only drains
 	draining    atomic.Bool  // a goroutine drains the socket
 	lingerUntil atomic.Int64 // unix ns the drain may last
 
-	peerG   atomic.Uint64 // the peer's credit
-	grant   atomic.Uint64 // ours: stamped into every header
+	peerG   atomic.Uint32 // the peer's grant
+	grant   atomic.Uint32 // ours: stamped into every header
 	starved atomic.Bool   // the peer asked for a grant
 
 	// The reader's state: the loop's, or the helper's while parked.
@@ -146,14 +148,22 @@ func (w *tcpWire) abort() {
 		}
 		close(w.done)
 		w.sock.Close()
+		// A pending linger timer would keep the wire, and its QP's
+		// queues, reachable for lingerTime after the connection ended.
+		w.lingerMu.Lock()
+		if w.linger != nil {
+			w.linger.Stop()
+			w.linger = nil
+		}
+		w.lingerMu.Unlock()
 	})
 }
 
 func (w *tcpWire) oneSided() bool { return false }
 
-// eagerArrives: a write to the socket is not an arrival (every send is
-// acknowledged).
-func (w *tcpWire) eagerArrives() bool { return false }
+// ackedNow: acknowledgements come in frame headers, which the reader
+// reports as they arrive.
+func (w *tcpWire) ackedNow() (uint32, bool) { return 0, false }
 
 // send queues a SEND, WRITE or READREQ frame. Payloads are written
 // straight from the consumer's memory when the socket takes them.
@@ -208,18 +218,18 @@ func (w *tcpWire) readResp(addr, L uint64, st rdma.WCStatus) {
 	w.items = append(w.items, it)
 }
 
-func (w *tcpWire) peerGrant(uint32) credit { return credit(w.peerG.Load()) }
+func (w *tcpWire) peerGrant(uint32) uint32 { return w.peerG.Load() }
 
-// setGrant records our credit; the next header carries it, and a peer that
+// setGrant records our grant; the next header carries it, and a peer that
 // asked gets it at the next flush.
-func (w *tcpWire) setGrant(g credit) { w.grant.Store(uint64(g)) }
+func (w *tcpWire) setGrant(g uint32) { w.grant.Store(g) }
 
-// heardGrant takes the credit of a header that grants more.
+// heardGrant takes the grant of a header that grants more.
 func (w *tcpWire) heardGrant(f *frame) bool {
-	if !after(f.grant, credit(w.peerG.Load()).n()) {
+	if !after(f.grant, w.peerG.Load()) {
 		return false
 	}
-	w.peerG.Store(uint64(f.credit()))
+	w.peerG.Store(f.grant)
 	return true
 }
 
@@ -299,7 +309,10 @@ func (w *tcpWire) shutdown(how endHow) {
 	it.fin = true
 	w.items = append(w.items, it)
 	w.wmu.Unlock()
-	time.AfterFunc(lingerTime, w.abort)
+	t := time.AfterFunc(lingerTime, w.abort)
+	w.lingerMu.Lock()
+	w.linger = t
+	w.lingerMu.Unlock()
 	w.kickWriter()
 }
 

@@ -118,7 +118,7 @@ func (w *tcpWire) queueLocked(f frame, own []byte) *outItem {
 }
 
 func (w *tcpWire) needAckLocked() bool {
-	return w.executed != w.ackSent || w.peerHungry && credit(w.grant.Load()).n() != w.starvedAt
+	return w.executed != w.ackSent || w.peerHungry && w.grant.Load() != w.starvedAt
 }
 
 func (w *tcpWire) hasWorkLocked() bool {
@@ -127,7 +127,7 @@ func (w *tcpWire) hasWorkLocked() bool {
 
 // startLocked fills a frame's header as it goes on the wire.
 func (w *tcpWire) startLocked(it *outItem) {
-	it.f.setCredit(credit(w.grant.Load()))
+	it.f.grant = w.grant.Load()
 	if !it.fixedAck {
 		it.f.ack = w.executed
 		w.ackSent = it.f.ack

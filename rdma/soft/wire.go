@@ -3,15 +3,18 @@ package soft
 // The engine's protocol and the interface of a wire.
 //
 // The engine (qp*.go) owns every protocol choice, once:
-//   - Eager or rendezvous: a send of up to eagerMax bytes that fits every
-//     receive it may land in (credit.room) is eager and completes when the
-//     wire has taken its payload, if taking it is its arrival (shared
-//     memory: the copy into the ring and the hint in the receiver's inbound
-//     queue); any other asks for an acknowledgement (flAckReq) and
-//     completes on the receiver's verdict. Over TCP, where a write to the
-//     socket is not an arrival, every send is acknowledged: so a send's
-//     completion always means the message arrived, and a message sent
-//     after another's completion, on any connection, arrives after it.
+//   - Completion on placement (verbs RC): every send asks for the
+//     receiver's verdict (flAckReq) and completes when the message is
+//     placed in the receive: success, WCRemInvReqErr when the receive was
+//     too small, WCRemOpErr when it could not be written. So a send's
+//     completion means the message arrived, and a message sent after
+//     another's completion, on any connection, arrives after it. Whether
+//     the sender hears of a success at once (flNotify: a signalled send)
+//     or when it next looks is the wire's cost to keep low: shared memory
+//     publishes a word the sender reads, TCP piggybacks headers.
+//   - Eager or rendezvous: a payload of up to eagerMax bytes travels with
+//     its message; a larger one as a descriptor the receiver reads from
+//     (shared memory) or streamed after its header (TCP).
 //   - Credits: a SEND leaves only against a grant: the receiver's count of
 //     receives posted on the connection (or, on an SRQ, srqWindow messages
 //     beyond those it completed). A sender without a grant keeps the send
@@ -56,6 +59,7 @@ const (
 const (
 	flSolicited = 1
 	flAckReq    = 2 // complete the send on the receiver's verdict
+	flNotify    = 4 // tell the sender of the verdict at once (a signalled send)
 )
 
 // eagerMax is the largest eager send (and the inline payload of a shared
@@ -80,8 +84,7 @@ type hdr struct {
 type issued uint8
 
 const (
-	issuedDone  issued = iota // finished: payload copied into the receiver's ring
-	issuedSent                // queued (a read request: the response completes it)
+	issuedSent  issued = iota // queued (a read request: the response completes it)
 	issuedAcked               // queued: completes on the peer's verdict
 	issuedFull                // no room: the wire calls the engine back (kick)
 	issuedFault               // our memory faulted while the wire copied it
@@ -95,9 +98,10 @@ type wire interface {
 	// oneSided reports whether RDMA reads and writes execute at issue
 	// through access, rather than as messages to the peer's responder.
 	oneSided() bool
-	// eagerArrives reports whether a payload the wire took at issue has
-	// arrived at the receiver (see eager completion above).
-	eagerArrives() bool
+	// ackedNow is the peer's verdicts as the wire knows them now without
+	// waiting (cumulative); ok is false when it cannot tell more than it
+	// has reported.
+	ackedNow() (n uint32, ok bool)
 	// send issues a SEND (payload sgl, h.len bytes) or an RDMA write or
 	// read request message.
 	send(h *hdr, sgl []rdma.SGE) issued
@@ -112,8 +116,8 @@ type wire interface {
 	// peerGrant is the peer's grant as last heard (refreshed when it does
 	// not exceed sent, the SENDs issued); setGrant publishes ours;
 	// askGrant tells the peer we wait for more than seen.
-	peerGrant(sent uint32) credit
-	setGrant(g credit)
+	peerGrant(sent uint32) uint32
+	setGrant(g uint32)
 	askGrant(seen uint32)
 	// ack reports that the peer's requests up to n were executed; nak that
 	// request k failed with st (k also counts as executed).
@@ -157,19 +161,6 @@ var (
 	errWait  = errors.New("soft: waiting for a receive")
 	errDisc  = errors.New("soft: peer disconnected")
 )
-
-// credit is a grant as it travels: how many SENDs the peer may have issued
-// (n, cumulative) and the room of the smallest receive any of them can
-// land in. A send that fits room completes when the wire takes it (eager
-// completion); a larger one, or one to a receiver that cannot say (an
-// SRQ: room 0), asks for the receiver's verdict, so that a receive too
-// small fails the send as WCRemInvReqErr whatever its size.
-type credit uint64
-
-func mkCredit(n, room uint32) credit { return credit(uint64(room)<<32 | uint64(n)) }
-
-func (c credit) n() uint32    { return uint32(c) }
-func (c credit) room() uint32 { return uint32(c >> 32) }
 
 // after reports whether counter a is past b (wrapping arithmetic).
 func after(a, b uint32) bool { return int32(a-b) > 0 }
