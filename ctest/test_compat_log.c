@@ -59,7 +59,7 @@ static int calls_on(const char *name, FILE *expect)
 		return 7;
 	if (DAT_GET_TYPE(dat_psp_create(ia, QUAL, cr, DAT_PSP_CONSUMER_FLAG, &psp2)) != DAT_CONN_QUAL_IN_USE)
 		return 8;
-	put(expect, "dat_psp_create(IA %p): DAT_CONN_QUAL_IN_USE DAT_NO_SUBTYPE: rdma: connection qualifier in use\n",
+	put(expect, "dat_psp_create(IA %p): DAT_CONN_QUAL_IN_USE DAT_NO_SUBTYPE: rdma: service id in use\n",
 	    (void *)ia);
 	if (dat_psp_free(psp) != DAT_SUCCESS || dat_evd_free(evd) != DAT_SUCCESS)
 		return 9;
