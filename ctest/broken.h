@@ -243,6 +243,7 @@ static inline void expect_access_broken_at(struct brk_end ini, uint64_t bad, str
 	DAT_EVD_HANDLE all[6] = {ini.dto, ini.conn, ini.async, tgt.dto, tgt.conn, tgt.async};
 	for (int i = 0; i < 6; i++) {
 		DAT_EVENT ev;
+		memset(&ev, 0, sizeof ev);
 		if (all[i] == DAT_HANDLE_NULL)
 			continue;
 		DAT_RETURN r = dat_evd_dequeue(all[i], &ev);
