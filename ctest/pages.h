@@ -9,6 +9,7 @@
 
 #include "common.h"
 #include "child.h"
+#include "broken.h"
 #include <limits.h>
 #include <pthread.h>
 #include <spawn.h>
@@ -329,6 +330,23 @@ static inline void pair_disconnect(struct pair *p, int side)
 	check_ok(dat_ep_get_status(p->ep[side], &st, NULL, NULL));
 	assert_int_equal(st, DAT_EP_STATE_DISCONNECTED);
 }
+
+/* The request with cookie bad, just posted on endpoint iep of side ini,
+ * was a remote access violation at endpoint tep of the other side: the
+ * connection breaks as broken.h describes, the events arriving on the
+ * sides' EVDs and async EVDs. */
+static inline void pair_expect_broken_eps_at(struct pair *p, int ini, DAT_EP_HANDLE iep, DAT_EP_HANDLE tep,
+					     uint64_t bad, const char *file, int line)
+{
+	int tgt = 1 - ini;
+	struct brk_end i = {iep, p->evd[ini], p->evd[ini], p->async[ini]};
+	struct brk_end t = {tep, p->evd[tgt], p->evd[tgt], p->async[tgt]};
+	expect_access_broken_at(i, bad, t, 0, file, line);
+}
+#define pair_expect_broken_eps(p, ini, iep, tep, bad)                                                             \
+	pair_expect_broken_eps_at((p), (ini), (iep), (tep), (bad), __FILE__, __LINE__)
+#define pair_expect_broken(p, ini, bad)                                                                           \
+	pair_expect_broken_eps_at((p), (ini), (p)->ep[ini], (p)->ep[1 - (ini)], (bad), __FILE__, __LINE__)
 
 /* ---- children ---------------------------------------------------------------- */
 

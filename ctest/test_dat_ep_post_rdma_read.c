@@ -1,5 +1,6 @@
 /* dat_ep_post_rdma_read(3DAT): return values and one-sided reads. */
 #include "conn.h"
+#include "broken.h"
 
 #define BIG (64 * 1024)
 
@@ -92,8 +93,19 @@ static void unsignalled_flag(void **state)
 	rig_down(&g);
 }
 
+/* The rig's pair as the two ends of a broken connection: the active side
+ * initiates, the passive side is the target. */
+static void rig_expect_broken(struct rig *g, uint64_t bad)
+{
+	struct brk_end ini = {g->x.a.ep, g->x.a.req, g->x.a.conn, g->x.a.async};
+	struct brk_end tgt = {g->x.p.ep, g->x.p.recv, g->x.p.conn, g->x.p.async};
+	expect_access_broken(ini, bad, tgt, 0);
+}
+
 /* "rmr_context does not have the remote read privileges": the read
- * completes with DAT_DTO_ERR_REMOTE_ACCESS and reads nothing. */
+ * completes with DAT_DTO_ERR_REMOTE_ACCESS and reads nothing, and, as on
+ * verbs (a QP access error), the connection breaks (broken.h). The
+ * target's memory is untouched too. */
 static void remote_privileges(void **state)
 {
 	(void)state;
@@ -103,8 +115,31 @@ static void remote_privileges(void **state)
 	DAT_LMR_TRIPLET iov = iov_at(&g.l, 0, 8);
 	DAT_RMR_TRIPLET rb = rmr_at(&g.wo, 0, 8);
 	check_ok(dat_ep_post_rdma_read(g.x.a.ep, 1, &iov, cookie(3), &rb, DAT_COMPLETION_DEFAULT_FLAG));
-	expect_dto(g.x.a.req, g.x.a.ep, 3, DAT_DTO_ERR_REMOTE_ACCESS);
-	assert_int_equal(g.l.buf[0], 0);
+	rig_expect_broken(&g, 3);
+	for (int i = 0; i < 8; i++) {
+		assert_int_equal(g.l.buf[i], 0);
+		assert_int_equal(g.wo.buf[i], 0x66);
+	}
+	rig_down(&g);
+}
+
+/* Past the end of the remote region, likewise, on a connection of its
+ * own: not even the bytes that were inside are read. */
+static void remote_out_of_bounds(void **state)
+{
+	(void)state;
+	struct rig g;
+	rig_up(&g, NULL);
+	memset(g.r.buf, 0x66, BIG);
+	DAT_LMR_TRIPLET iov = iov_at(&g.l, 0, 8);
+	DAT_RMR_TRIPLET rb = rmr_at(&g.r, BIG - 4, 8);
+	check_ok(dat_ep_post_rdma_read(g.x.a.ep, 1, &iov, cookie(4), &rb, DAT_COMPLETION_DEFAULT_FLAG));
+	rig_expect_broken(&g, 4);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(g.l.buf[i], 0);
+	for (int i = 0; i < BIG; i++)
+		if (g.r.buf[i] != 0x66)
+			fail_msg("target byte %d changed by a refused RDMA read", i);
 	rig_down(&g);
 }
 
@@ -253,6 +288,7 @@ int main(void)
 		cmocka_unit_test(disconnected_flush),
 		cmocka_unit_test(unsignalled_flag),
 		cmocka_unit_test(remote_privileges),
+		cmocka_unit_test(remote_out_of_bounds),
 		cmocka_unit_test(length_error),
 		cmocka_unit_test(insufficient_resources),
 		cmocka_unit_test(invalid_parameter),

@@ -1,5 +1,6 @@
 /* dat_ep_post_rdma_write(3DAT): return values and one-sided writes. */
 #include "conn.h"
+#include "broken.h"
 
 #define BIG (64 * 1024)
 
@@ -88,9 +89,19 @@ static void unsignalled_flag(void **state)
 	rig_down(&g);
 }
 
+/* The rig's pair as the two ends of a broken connection: the active side
+ * initiates, the passive side is the target. */
+static void rig_expect_broken(struct rig *g, uint64_t bad)
+{
+	struct brk_end ini = {g->x.a.ep, g->x.a.req, g->x.a.conn, g->x.a.async};
+	struct brk_end tgt = {g->x.p.ep, g->x.p.recv, g->x.p.conn, g->x.p.async};
+	expect_access_broken(ini, bad, tgt, 0);
+}
+
 /* "rmr_context does not have the remote write privileges": the target
- * checks the remote buffer, and the write completes with
- * DAT_DTO_ERR_REMOTE_ACCESS without touching the memory. */
+ * checks the remote buffer; the write completes with
+ * DAT_DTO_ERR_REMOTE_ACCESS without touching the memory, and, as on verbs
+ * (a QP access error), the connection breaks (broken.h). */
 static void remote_privileges(void **state)
 {
 	(void)state;
@@ -100,12 +111,51 @@ static void remote_privileges(void **state)
 	DAT_LMR_TRIPLET iov = iov_at(&g.l, 0, 8);
 	DAT_RMR_TRIPLET rb = rmr_at(&g.ro, 0, 8);
 	check_ok(dat_ep_post_rdma_write(g.x.a.ep, 1, &iov, cookie(3), &rb, DAT_COMPLETION_DEFAULT_FLAG));
-	expect_dto(g.x.a.req, g.x.a.ep, 3, DAT_DTO_ERR_REMOTE_ACCESS);
-	assert_int_equal(g.ro.buf[0], 0);
-	/* Outside the remote region, likewise. */
-	rb = rmr_at(&g.r, BIG - 4, 8);
+	rig_expect_broken(&g, 3);
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(g.ro.buf[i], 0);
+	rig_down(&g);
+}
+
+/* Outside the remote region, likewise, on a connection of its own: the
+ * four bytes that were inside stay untouched too. */
+static void remote_out_of_bounds(void **state)
+{
+	(void)state;
+	struct rig g;
+	rig_up(&g, NULL);
+	memset(g.l.buf, 0x11, 8);
+	DAT_LMR_TRIPLET iov = iov_at(&g.l, 0, 8);
+	DAT_RMR_TRIPLET rb = rmr_at(&g.r, BIG - 4, 8);
 	check_ok(dat_ep_post_rdma_write(g.x.a.ep, 1, &iov, cookie(4), &rb, DAT_COMPLETION_DEFAULT_FLAG));
-	expect_dto(g.x.a.req, g.x.a.ep, 4, DAT_DTO_ERR_REMOTE_ACCESS);
+	rig_expect_broken(&g, 4);
+	for (int i = 0; i < BIG; i++)
+		if (g.r.buf[i] != 0)
+			fail_msg("target byte %d written by a refused RDMA write", i);
+	rig_down(&g);
+}
+
+/* "Protection Zone mismatch between ... the rmr_context and the remote
+ * Endpoint": the target's LMR is in another PZ than its EP. That mismatch
+ * can only be found at the target, so it is the same remote access
+ * violation: REMOTE_ACCESS, a broken connection, nothing written. */
+static void remote_protection_zone(void **state)
+{
+	(void)state;
+	struct rig g;
+	struct mem other;
+	rig_up(&g, NULL);
+	DAT_PZ_HANDLE pz2;
+	check_ok(dat_pz_create(g.x.p.ia, &pz2));
+	mem_reg(&other, g.x.p.ia, pz2, 64, DAT_MEM_PRIV_ALL_FLAG);
+	memset(g.l.buf, 0x11, 8);
+	DAT_LMR_TRIPLET iov = iov_at(&g.l, 0, 8);
+	DAT_RMR_TRIPLET rb = rmr_at(&other, 0, 8);
+	check_ok(dat_ep_post_rdma_write(g.x.a.ep, 1, &iov, cookie(6), &rb, DAT_COMPLETION_DEFAULT_FLAG));
+	rig_expect_broken(&g, 6);
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(other.buf[i], 0);
+	mem_free(&other, 0);
 	rig_down(&g);
 }
 
@@ -254,6 +304,8 @@ int main(void)
 		cmocka_unit_test(disconnected_flush),
 		cmocka_unit_test(unsignalled_flag),
 		cmocka_unit_test(remote_privileges),
+		cmocka_unit_test(remote_out_of_bounds),
+		cmocka_unit_test(remote_protection_zone),
 		cmocka_unit_test(length_error),
 		cmocka_unit_test(insufficient_resources),
 		cmocka_unit_test(invalid_parameter),

@@ -35,10 +35,11 @@ static DAT_RMR_CONTEXT bind_ok(struct bind_fixture *f, char *at, DAT_VLEN len, D
 	return rc;
 }
 
-/* The peer (side 1) RDMA-writes len bytes of text at target through rc and
- * returns the completion status. */
-static DAT_DTO_COMPLETION_STATUS peer_write(struct bind_fixture *f, DAT_RMR_CONTEXT rc, char *target,
-					    const char *text, DAT_VLEN len)
+/* The peer (side 1) posts an RDMA write of len bytes of text to target
+ * through rc, with cookie ck; returns the source LMR, to free once the
+ * write completed. */
+static struct lmr peer_post_write(struct bind_fixture *f, DAT_RMR_CONTEXT rc, char *target, const char *text,
+				  DAT_VLEN len, uint64_t ck)
 {
 	static char src[4096];
 	snprintf(src, sizeof src, "%s", text);
@@ -46,25 +47,51 @@ static DAT_DTO_COMPLETION_STATUS peer_write(struct bind_fixture *f, DAT_RMR_CONT
 	DAT_LMR_TRIPLET st = triplet(&s, src, len);
 	DAT_RMR_TRIPLET r = {.rmr_context = rc, .target_address = (DAT_VADDR)(uintptr_t)target,
 			     .segment_length = len};
-	DAT_DTO_COOKIE ck = {.as_64 = 77};
-	check_ok(dat_ep_post_rdma_write(f->p.ep[1], 1, &st, ck, &r, DAT_COMPLETION_DEFAULT_FLAG));
-	DAT_EVENT ev = wait_event(f->p.evd[1], DAT_DTO_COMPLETION_EVENT);
-	check_ok(dat_lmr_free(s.h));
-	return ev.event_data.dto_completion_event_data.status;
+	DAT_DTO_COOKIE c = {.as_64 = ck};
+	check_ok(dat_ep_post_rdma_write(f->p.ep[1], 1, &st, c, &r, DAT_COMPLETION_DEFAULT_FLAG));
+	return s;
 }
 
-static DAT_DTO_COMPLETION_STATUS peer_read(struct bind_fixture *f, DAT_RMR_CONTEXT rc, char *target, DAT_VLEN len)
+/* The peer writes through rc, and the write succeeds. */
+static void peer_write_ok(struct bind_fixture *f, DAT_RMR_CONTEXT rc, char *target, const char *text, DAT_VLEN len)
 {
-	static char dst[4096];
-	struct lmr d = make_lmr(f->p.ia[1], f->p.pz[1], dst, sizeof dst, DAT_MEM_PRIV_ALL_FLAG);
+	struct lmr s = peer_post_write(f, rc, target, text, len, 77);
+	DAT_EVENT ev = wait_event(f->p.evd[1], DAT_DTO_COMPLETION_EVENT);
+	assert_int_equal(ev.event_data.dto_completion_event_data.user_cookie.as_64, 77);
+	assert_int_equal(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
+	check_ok(dat_lmr_free(s.h));
+}
+
+/* The peer writes through rc, and the window refuses it: "fail and report
+ * a protection violation", DAT_DTO_ERR_REMOTE_ACCESS, and, as on verbs (a
+ * QP access error), the connection breaks (broken.h). The caller checks
+ * that nothing was written. */
+static void peer_write_refused(struct bind_fixture *f, DAT_RMR_CONTEXT rc, char *target, const char *text,
+			       DAT_VLEN len)
+{
+	struct lmr s = peer_post_write(f, rc, target, text, len, 77);
+	pair_expect_broken(&f->p, 1, 77);
+	check_ok(dat_lmr_free(s.h));
+}
+
+/* The peer reads len bytes at target through rc into dst: successfully
+ * (refused 0), or refused, breaking the connection (refused 1). */
+static void peer_read(struct bind_fixture *f, DAT_RMR_CONTEXT rc, char *target, char *dst, DAT_VLEN len, int refused)
+{
+	struct lmr d = make_lmr(f->p.ia[1], f->p.pz[1], dst, len, DAT_MEM_PRIV_ALL_FLAG);
 	DAT_LMR_TRIPLET dt = triplet(&d, dst, len);
 	DAT_RMR_TRIPLET r = {.rmr_context = rc, .target_address = (DAT_VADDR)(uintptr_t)target,
 			     .segment_length = len};
 	DAT_DTO_COOKIE ck = {.as_64 = 78};
 	check_ok(dat_ep_post_rdma_read(f->p.ep[1], 1, &dt, ck, &r, DAT_COMPLETION_DEFAULT_FLAG));
-	DAT_EVENT ev = wait_event(f->p.evd[1], DAT_DTO_COMPLETION_EVENT);
+	if (refused) {
+		pair_expect_broken(&f->p, 1, 78);
+	} else {
+		DAT_EVENT ev = wait_event(f->p.evd[1], DAT_DTO_COMPLETION_EVENT);
+		assert_int_equal(ev.event_data.dto_completion_event_data.user_cookie.as_64, 78);
+		assert_int_equal(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
+	}
 	check_ok(dat_lmr_free(d.h));
-	return ev.event_data.dto_completion_event_data.status;
 }
 
 /* DAT_SUCCESS: "The dat_rmr_bind() function binds the RMR to the specified
@@ -73,23 +100,27 @@ static DAT_DTO_COMPLETION_STATUS peer_read(struct bind_fixture *f, DAT_RMR_CONTE
  * rmr_bind Completion event on the request_evd_handle of the specified
  * Endpoint" carrying the user_cookie ("The user_cookie is returned to the
  * Consumer in the rmr_bind Completion event"). The peer writes inside the
- * window through the new context; outside it fails. */
+ * window through the new context; outside it fails, writing nothing, and
+ * breaks the connection. */
 static void test_rmr_bind_success(void **state)
 {
 	(void)state;
 	struct bind_fixture f;
 	fixture_open(&f, DAT_MEM_PRIV_ALL_FLAG);
 	DAT_RMR_CONTEXT rc = bind_ok(&f, window + 1024, 512, DAT_MEM_PRIV_REMOTE_WRITE_FLAG, 0xB1D);
-	assert_int_equal(peer_write(&f, rc, window + 1024, "inside the window", 18), DAT_DTO_SUCCESS);
+	peer_write_ok(&f, rc, window + 1024, "inside the window", 18);
 	assert_string_equal(window + 1024, "inside the window");
-	assert_int_equal(peer_write(&f, rc, window + 1024 + 500, "past the end", 13), DAT_DTO_ERR_REMOTE_ACCESS);
+	peer_write_refused(&f, rc, window + 1024 + 500, "past the end", 13);
 	assert_int_equal(window[1524], 0);
+	assert_string_equal(window + 1024, "inside the window");
 	pair_close(&f.p);
 }
 
 /* "Any RDMA DTO that uses the previous value of rmr_context after the
  * dat_rmr_bind() is completed fail and report a protection violation." A
- * rebind gives a new context; the old one is refused, the new one works. */
+ * rebind gives a new context; the new one works, the old one is refused,
+ * writing nothing, and the refusal breaks the connection (so it comes
+ * last). */
 static void test_rmr_bind_rebind_invalidates_old_context(void **state)
 {
 	(void)state;
@@ -98,36 +129,49 @@ static void test_rmr_bind_rebind_invalidates_old_context(void **state)
 	DAT_RMR_CONTEXT old = bind_ok(&f, window, 256, DAT_MEM_PRIV_REMOTE_WRITE_FLAG, 1);
 	DAT_RMR_CONTEXT rc = bind_ok(&f, window, 256, DAT_MEM_PRIV_REMOTE_WRITE_FLAG, 2);
 	assert_int_not_equal(old, rc);
-	assert_int_equal(peer_write(&f, old, window, "old", 4), DAT_DTO_ERR_REMOTE_ACCESS);
-	assert_int_equal(window[0], 0);
-	assert_int_equal(peer_write(&f, rc, window, "new", 4), DAT_DTO_SUCCESS);
+	peer_write_ok(&f, rc, window, "new", 4);
+	assert_string_equal(window, "new");
+	peer_write_refused(&f, old, window, "old", 4);
 	assert_string_equal(window, "new");
 	pair_close(&f.p);
 }
 
 /* "The mem_privileges parameter allows Consumers to restrict the type of
  * remote accesses to the registered RMR by RDMA DTOs": a read-only window
- * can be read, not written; a write-only window the other way round. */
+ * can be read, not written; a write-only window the other way round. Each
+ * refused access breaks its connection, so each window has one. */
 static void test_rmr_bind_privileges_restrict_access(void **state)
 {
 	(void)state;
+	static char got[64];
 	struct bind_fixture f;
 	fixture_open(&f, DAT_MEM_PRIV_ALL_FLAG);
 	strcpy(window, "readable");
 	DAT_RMR_CONTEXT rc = bind_ok(&f, window, 64, DAT_MEM_PRIV_REMOTE_READ_FLAG, 1);
-	assert_int_equal(peer_read(&f, rc, window, 9), DAT_DTO_SUCCESS);
-	assert_int_equal(peer_write(&f, rc, window, "nope", 5), DAT_DTO_ERR_REMOTE_ACCESS);
+	memset(got, 0, sizeof got);
+	peer_read(&f, rc, window, got, 9, 0);
+	assert_string_equal(got, "readable");
+	peer_write_refused(&f, rc, window, "nope", 5);
 	assert_string_equal(window, "readable");
+	pair_close(&f.p);
+
+	fixture_open(&f, DAT_MEM_PRIV_ALL_FLAG);
+	strcpy(window, "readable");
 	rc = bind_ok(&f, window, 64, DAT_MEM_PRIV_REMOTE_WRITE_FLAG, 2);
-	assert_int_equal(peer_read(&f, rc, window, 9), DAT_DTO_ERR_REMOTE_ACCESS);
-	assert_int_equal(peer_write(&f, rc, window, "written", 8), DAT_DTO_SUCCESS);
+	peer_write_ok(&f, rc, window, "written", 8);
+	assert_string_equal(window, "written");
+	memset(got, 0, sizeof got);
+	peer_read(&f, rc, window, got, 9, 1);
+	assert_int_equal(got[0], 0); /* the refused read brought nothing */
 	assert_string_equal(window, "written");
 	pair_close(&f.p);
 }
 
 /* "In the lmr_triplet, the value of length of zero means that the Consumer
  * does not want to associate an RMR with any memory region within the
- * LMR": the bind succeeds and the previous context stops working. */
+ * LMR": the bind succeeds and the previous context stops working (the
+ * write through it is refused, writes nothing, and breaks the
+ * connection). */
 static void test_rmr_bind_zero_length_unbinds(void **state)
 {
 	(void)state;
@@ -135,7 +179,8 @@ static void test_rmr_bind_zero_length_unbinds(void **state)
 	fixture_open(&f, DAT_MEM_PRIV_ALL_FLAG);
 	DAT_RMR_CONTEXT old = bind_ok(&f, window, 64, DAT_MEM_PRIV_REMOTE_WRITE_FLAG, 1);
 	bind_ok(&f, window, 0, DAT_MEM_PRIV_REMOTE_WRITE_FLAG, 2);
-	assert_int_equal(peer_write(&f, old, window, "gone", 5), DAT_DTO_ERR_REMOTE_ACCESS);
+	peer_write_refused(&f, old, window, "gone", 5);
+	assert_int_equal(window[0], 0);
 	/* The LMR is no longer in use by the RMR. */
 	check_ok(dat_lmr_free(f.l.h));
 	pair_close(&f.p);
@@ -155,7 +200,8 @@ static void test_rmr_bind_completion_flags(void **state)
 	check_ok(dat_rmr_bind(f.rmr, &t, DAT_MEM_PRIV_REMOTE_WRITE_FLAG, f.p.ep[0], ck, DAT_COMPLETION_SUPPRESS_FLAG,
 			      &rc));
 	expect_empty(f.p.evd[0]);
-	assert_int_equal(peer_write(&f, rc, window, "suppressed", 11), DAT_DTO_SUCCESS);
+	peer_write_ok(&f, rc, window, "suppressed", 11);
+	assert_string_equal(window, "suppressed");
 	check_ok(dat_rmr_bind(f.rmr, &t, DAT_MEM_PRIV_REMOTE_WRITE_FLAG, f.p.ep[0], ck, DAT_COMPLETION_BARRIER_FENCE_FLAG,
 			      &rc));
 	wait_event(f.p.evd[0], DAT_RMR_BIND_COMPLETION_EVENT);
@@ -186,7 +232,7 @@ static void test_rmr_bind_fences_later_send(void **state)
 	DAT_EVENT ev = wait_event(f.p.evd[1], DAT_DTO_COMPLETION_EVENT);
 	assert_int_equal(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
 	assert_int_equal(got, msg);
-	assert_int_equal(peer_write(&f, got, window, "fenced", 7), DAT_DTO_SUCCESS);
+	peer_write_ok(&f, got, window, "fenced", 7);
 	assert_string_equal(window, "fenced");
 	pair_close(&f.p);
 }

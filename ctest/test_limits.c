@@ -5,6 +5,7 @@
  * work, one past them is refused. */
 #define _GNU_SOURCE
 #include "pattern.h"
+#include "broken.h"
 #include <sys/mman.h>
 
 #define N 100
@@ -381,14 +382,21 @@ static void test_lmr_1gib(void **state)
 	check_ok(dat_ep_post_rdma_read(p.ep[0], 1, &dst, cookie(2), &far, DAT_COMPLETION_DEFAULT_FLAG));
 	expect_dto(&p.w, p.evd[0], p.ep[0], 4096, "read at the end of 1 GiB");
 	assert_memory_equal(m.buf + 4096, m.buf, 4096);
-	/* One byte past the end is a remote access error, and writes nothing. */
+	/* One byte past the end is a remote access error, writes nothing (the
+	 * 4095 bytes that were inside keep what the first write put there),
+	 * and breaks the connection, as on verbs (broken.h). */
 	far.segment_length = 4096;
 	far.target_address += 1;
 	big[GiB - 4096] = 0;
+	memset(m.buf, 0xA5, 4096);
 	check_ok(dat_ep_post_rdma_write(p.ep[0], 1, &src, cookie(3), &far, DAT_COMPLETION_DEFAULT_FLAG));
-	DAT_EVENT ev = expect_event(&p.w, p.evd[0], DAT_DTO_COMPLETION_EVENT, "write past the end");
-	assert_int_equal(ev.event_data.dto_completion_event_data.status, DAT_DTO_ERR_REMOTE_ACCESS);
+	struct brk_end ini = {p.ep[0], p.evd[0], p.evd[0], p.async[0]};
+	struct brk_end tgt = {p.ep[1], p.evd[1], p.evd[1], p.async[1]};
+	expect_access_broken(ini, 3, tgt, 0);
 	assert_int_equal(big[GiB - 4096], 0);
+	for (DAT_VLEN i = GiB - 4095; i < GiB; i++)
+		if ((unsigned char)big[i] != 0x5A)
+			fail_msg("byte %llu of the 1 GiB LMR written by a refused RDMA write", (unsigned long long)i);
 	mem_free(&m);
 	for (int i = 0; i < 4; i++)
 		check_ok(dat_lmr_free(lmr[i]));

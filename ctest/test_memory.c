@@ -1,10 +1,12 @@
 /* Memory and event objects seen from C: LMR types (virtual, LMR in LMR,
  * shared virtual), privileges, queries and the sync calls; RMR bind,
  * rebind, unbind and free with their completion events, and remote access
- * checked against the RMR's bounds and privileges; EVD flags, resize,
+ * checked against the RMR's bounds and privileges (each refusal breaks its
+ * connection: broken.h); EVD flags, resize,
  * software events up to the queue length, enable/disable and CNOs. */
 #define _GNU_SOURCE
 #include "pattern.h"
+#include "broken.h"
 #include <sys/mman.h>
 
 struct side {
@@ -58,6 +60,50 @@ static DAT_DTO_COMPLETION_STATUS rdma_status(struct side *c, int write, DAT_RMR_
 	DAT_EVENT ev = expect_event(&wt, c->evd, DAT_DTO_COMPLETION_EVENT, "RDMA");
 	assert_int_equal(ev.event_data.dto_completion_event_data.user_cookie.as_64, 77);
 	return ev.event_data.dto_completion_event_data.status;
+}
+
+/* c's request with cookie ck, just posted, was refused by s: a remote
+ * access violation breaks the connection as on verbs (broken.h). */
+static void sides_expect_broken(struct side *c, struct side *s, uint64_t ck)
+{
+	struct brk_end ini = {c->ep, c->evd, c->evd, c->async};
+	struct brk_end tgt = {s->ep, s->evd, s->evd, s->async};
+	expect_access_broken(ini, ck, tgt, 0);
+}
+
+/* c RDMA-writes (write 1) or -reads len bytes at addr of s through ctx, and
+ * s refuses it: DAT_DTO_ERR_REMOTE_ACCESS and a broken connection. The
+ * caller checks that nothing was written. */
+static void rdma_refused(struct side *c, struct side *s, int write, DAT_RMR_CONTEXT ctx, char *addr, size_t len)
+{
+	DAT_LMR_TRIPLET l = mem_seg(&c->m, 0, len);
+	DAT_RMR_TRIPLET r = rmr_seg(ctx, (uint64_t)(uintptr_t)addr, len);
+	if (write)
+		check_ok(dat_ep_post_rdma_write(c->ep, 1, &l, cookie(77), &r, DAT_COMPLETION_DEFAULT_FLAG));
+	else
+		check_ok(dat_ep_post_rdma_read(c->ep, 1, &l, cookie(77), &r, DAT_COMPLETION_DEFAULT_FLAG));
+	sides_expect_broken(c, s, 77);
+}
+
+/* A new connection between c and s once the last one broke: new EPs on the
+ * same IAs, PZs and EVDs. RMRs and LMRs belong to the PZ, not to the EP a
+ * bind went through, and stay as they were. */
+static void reconnect_sides(struct side *c, struct side *s)
+{
+	struct side *v[2] = {c, s};
+	for (int i = 0; i < 2; i++) {
+		check_ok(dat_ep_free(v[i]->ep));
+		check_ok(dat_ep_create(v[i]->ia, v[i]->pz, v[i]->evd, v[i]->evd, v[i]->evd, NULL, &v[i]->ep));
+	}
+	connect_sides(c, s);
+}
+
+/* No byte of buf[0, n) differs from v. */
+static void expect_bytes(const char *buf, size_t n, unsigned char v, const char *what)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)buf[i] != v)
+			fail_msg("%s: byte %zu is 0x%02x, want 0x%02x", what, i, (unsigned char)buf[i], v);
 }
 
 static void test_lmr_types(void **state)
@@ -169,9 +215,9 @@ static void test_lmr_privileges(void **state)
 	}
 	assert_int_equal((unsigned char)s.m.buf[0], 0x44);
 	/* The peer's RMR context of an LMR without remote rights is 0 or
-	 * useless: remote access fails. */
-	assert_int_equal(rdma_status(&c, 1, rr_ctx, s.m.buf, 64), DAT_DTO_ERR_REMOTE_ACCESS);
-	assert_int_equal((unsigned char)s.m.buf[0], 0x44);
+	 * useless: remote access fails, and breaks the connection. */
+	rdma_refused(&c, &s, 1, rr_ctx, s.m.buf, 64);
+	expect_bytes(s.m.buf, 4096, 0x44, "an LMR without remote rights");
 	check_ok(dat_lmr_free(ro));
 	side_close(&c);
 	side_close(&s);
@@ -215,25 +261,50 @@ static void test_rmr(void **state)
 	assert_int_equal(p.rmr_context, ctx);
 
 	/* Inside the window, writes work; outside it, or reading without the
-	 * read right, fails, and nothing is written. */
+	 * read right, fails, and nothing is written (nor read). Each refused
+	 * access breaks its connection, so each has one; before each, an
+	 * access that must work shows the window is still bound as it was. */
 	memset(s.m.buf, 0, 65536);
 	memset(c.m.buf, 0x66, 8192);
 	assert_int_equal(rdma_status(&c, 1, ctx, s.m.buf + 4096, 8192), DAT_DTO_SUCCESS);
 	assert_int_equal((unsigned char)s.m.buf[4096 + 8191], 0x66);
-	assert_int_equal(rdma_status(&c, 1, ctx, s.m.buf + 4095, 64), DAT_DTO_ERR_REMOTE_ACCESS);
-	assert_int_equal(rdma_status(&c, 1, ctx, s.m.buf + 4096 + 8192 - 63, 64), DAT_DTO_ERR_REMOTE_ACCESS);
-	assert_int_equal(rdma_status(&c, 0, ctx, s.m.buf + 4096, 64), DAT_DTO_ERR_REMOTE_ACCESS);
+	rdma_refused(&c, &s, 1, ctx, s.m.buf + 4095, 64);
+	assert_int_equal((unsigned char)s.m.buf[4095], 0);
+	expect_bytes(s.m.buf + 4096, 8192, 0x66, "the window after a write from before it");
+	reconnect_sides(&c, &s);
+	memset(c.m.buf, 0x67, 8192);
+	assert_int_equal(rdma_status(&c, 1, ctx, s.m.buf + 4096, 8192), DAT_DTO_SUCCESS);
+	memset(c.m.buf, 0x68, 64);
+	rdma_refused(&c, &s, 1, ctx, s.m.buf + 4096 + 8192 - 63, 64);
+	assert_int_equal((unsigned char)s.m.buf[4096 + 8192], 0);
+	expect_bytes(s.m.buf + 4096, 8192, 0x67, "the window after a write past its end");
+	reconnect_sides(&c, &s);
+	memset(c.m.buf, 0x68, 64);
+	assert_int_equal(rdma_status(&c, 1, ctx, s.m.buf + 4096, 64), DAT_DTO_SUCCESS);
+	expect_bytes(s.m.buf + 4096, 64, 0x68, "the window after a write");
+	memset(c.m.buf, 0x69, 64);
+	rdma_refused(&c, &s, 0, ctx, s.m.buf + 4096, 64);
+	expect_bytes(c.m.buf, 64, 0x69, "the local buffer of a read without the read right");
 	assert_int_equal((unsigned char)s.m.buf[4095], 0);
 	assert_int_equal((unsigned char)s.m.buf[4096 + 8192], 0);
+	reconnect_sides(&c, &s);
 
 	/* Rebind elsewhere with read rights: the old context stops working. */
+	memset(s.m.buf + 32768, 0x5A, 4096);
 	DAT_LMR_TRIPLET win2 = mem_seg(&s.m, 32768, 4096);
 	rc.as_64 = 2;
 	check_ok(dat_rmr_bind(rmr, &win2, DAT_MEM_PRIV_REMOTE_READ_FLAG, s.ep, rc, DAT_COMPLETION_DEFAULT_FLAG, &ctx2));
 	expect_bind(s.evd, rmr, 2);
-	assert_int_equal(rdma_status(&c, 1, ctx, s.m.buf + 4096, 64), DAT_DTO_ERR_REMOTE_ACCESS);
+	memset(c.m.buf, 0x6A, 64);
+	rdma_refused(&c, &s, 1, ctx, s.m.buf + 4096, 64);
+	expect_bytes(s.m.buf + 4096, 64, 0x68, "the old window after a write through the old context");
+	reconnect_sides(&c, &s);
 	assert_int_equal(rdma_status(&c, 0, ctx2, s.m.buf + 32768, 4096), DAT_DTO_SUCCESS);
-	assert_int_equal(rdma_status(&c, 1, ctx2, s.m.buf + 32768, 64), DAT_DTO_ERR_REMOTE_ACCESS);
+	expect_bytes(c.m.buf, 4096, 0x5A, "what the read brought");
+	memset(c.m.buf, 0x6B, 64);
+	rdma_refused(&c, &s, 1, ctx2, s.m.buf + 32768, 64);
+	expect_bytes(s.m.buf + 32768, 4096, 0x5A, "a read-only window after a write");
+	reconnect_sides(&c, &s);
 
 	/* A suppressed bind makes no event. */
 	rc.as_64 = 3;
@@ -260,20 +331,28 @@ static void test_rmr(void **state)
 	/* Unbind (length 0): the context stops working. */
 	check_ok(dat_rmr_bind(rmr, &win2, DAT_MEM_PRIV_REMOTE_READ_FLAG, s.ep, rc, DAT_COMPLETION_DEFAULT_FLAG, &ctx2));
 	expect_bind(s.evd, rmr, 3);
+	assert_int_equal(rdma_status(&c, 0, ctx2, s.m.buf + 32768, 64), DAT_DTO_SUCCESS);
 	DAT_LMR_TRIPLET none = win2;
 	none.segment_length = 0;
 	rc.as_64 = 4;
 	DAT_RMR_CONTEXT unused;
 	check_ok(dat_rmr_bind(rmr, &none, DAT_MEM_PRIV_REMOTE_READ_FLAG, s.ep, rc, DAT_COMPLETION_DEFAULT_FLAG, &unused));
 	expect_bind(s.evd, rmr, 4);
-	assert_int_equal(rdma_status(&c, 0, ctx2, s.m.buf + 32768, 64), DAT_DTO_ERR_REMOTE_ACCESS);
+	memset(c.m.buf, 0x6C, 64);
+	rdma_refused(&c, &s, 0, ctx2, s.m.buf + 32768, 64);
+	expect_bytes(c.m.buf, 64, 0x6C, "the local buffer of a read through an unbound context");
+	reconnect_sides(&c, &s);
 
 	/* Bound again, then freed: the context dies with it. */
 	rc.as_64 = 5;
 	check_ok(dat_rmr_bind(rmr, &win2, DAT_MEM_PRIV_REMOTE_READ_FLAG, s.ep, rc, DAT_COMPLETION_DEFAULT_FLAG, &ctx2));
 	expect_bind(s.evd, rmr, 5);
+	assert_int_equal(rdma_status(&c, 0, ctx2, s.m.buf + 32768, 64), DAT_DTO_SUCCESS);
 	check_ok(dat_rmr_free(rmr));
-	assert_int_equal(rdma_status(&c, 0, ctx2, s.m.buf + 32768, 64), DAT_DTO_ERR_REMOTE_ACCESS);
+	memset(c.m.buf, 0x6D, 64);
+	rdma_refused(&c, &s, 0, ctx2, s.m.buf + 32768, 64);
+	expect_bytes(c.m.buf, 64, 0x6D, "the local buffer of a read through a freed RMR's context");
+	reconnect_sides(&c, &s);
 
 	/* A bind on a disconnected EP is flushed, and binds nothing. */
 	check_ok(dat_rmr_create(s.pz, &rmr));

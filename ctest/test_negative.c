@@ -8,12 +8,14 @@
  * closed abruptly with a request pending (the requester is refused at
  * once), a peer process SIGKILLed on either side (BROKEN or DISCONNECTED).
  * Data transfers: a receive too small (LOCAL_LENGTH), a bad RMR context, an
- * LMR without remote privileges and an out-of-bounds RDMA (REMOTE_ACCESS),
- * a bad local LMR context (LOCAL_PROTECTION): each completes with its
- * status and leaves the memory it must not touch untouched.
+ * LMR without remote privileges and an out-of-bounds RDMA (REMOTE_ACCESS,
+ * and the connection breaks: broken.h), a bad local LMR context
+ * (LOCAL_PROTECTION): each completes with its status and leaves the memory
+ * it must not touch untouched.
  * Waiters: DAT_ABORT and a null CNO return when the IA closes under them. */
 #define _GNU_SOURCE
 #include "pattern.h"
+#include "broken.h"
 
 struct side {
 	DAT_IA_HANDLE ia;
@@ -64,6 +66,27 @@ static DAT_DTO_COMPLETION_EVENT_DATA expect_dto_status(DAT_EVD_HANDLE evd, uint6
 		fail_msg("%s: cookie %" PRIu64 " status %d, want cookie %" PRIu64 " status %d", what,
 			 (uint64_t)d.user_cookie.as_64, d.status, id, want);
 	return d;
+}
+
+/* c's request with cookie ck, just posted, was refused by s: a remote
+ * access violation breaks the connection as on verbs (broken.h). */
+static void sides_expect_broken(struct side *c, struct side *s, uint64_t ck)
+{
+	struct brk_end ini = {c->ep, c->evd, c->evd, c->async};
+	struct brk_end tgt = {s->ep, s->evd, s->evd, s->async};
+	expect_access_broken(ini, ck, tgt, 0);
+}
+
+/* A new connection between c and s once the last one broke: new EPs on the
+ * same IAs, PZs, EVDs and memory. */
+static void reconnect_sides(struct side *c, struct side *s)
+{
+	struct side *v[2] = {c, s};
+	for (int i = 0; i < 2; i++) {
+		check_ok(dat_ep_free(v[i]->ep));
+		check_ok(dat_ep_create(v[i]->ia, v[i]->pz, v[i]->evd, v[i]->evd, v[i]->evd, NULL, &v[i]->ep));
+	}
+	connect_sides(c, s);
 }
 
 /* ---- calls ---- */
@@ -463,28 +486,47 @@ static void test_dto_errors(void **state)
 			assert_int_equal(ev.event_data.dto_completion_event_data.status, DAT_DTO_ERR_REMOTE_RESPONDER);
 	}
 
-	/* Bad RMR context: REMOTE_ACCESS, target untouched. */
+	/* The connection survives a receive too small. */
+	DAT_LMR_TRIPLET ok = mem_seg(&s.m, 0, 64);
+	check_ok(dat_ep_post_recv(s.ep, 1, &ok, cookie(40), DAT_COMPLETION_DEFAULT_FLAG));
+	DAT_LMR_TRIPLET msg = mem_seg(&c.m, 0, 64);
+	check_ok(dat_ep_post_send(c.ep, 1, &msg, cookie(41), DAT_COMPLETION_DEFAULT_FLAG));
+	expect_dto(&wt, s.evd, s.ep, 64, "receive after the short receives");
+	expect_dto(&wt, c.evd, c.ep, 64, "send after the short receives");
+
+	/* A remote access violation is REMOTE_ACCESS and, as on verbs (a QP
+	 * access error), breaks the connection (broken.h), leaving the memory
+	 * it must not touch untouched. So each of them has a connection of its
+	 * own. Bad RMR context: target untouched. */
 	memset(sb, 0x11, 65536);
 	memset(cb, 0x22, 4096);
 	DAT_LMR_TRIPLET src = mem_seg(&c.m, 0, 4096);
 	DAT_RMR_TRIPLET bad = rmr_seg(s.m.rctx ^ 0x5A5A0000u, (uint64_t)(uintptr_t)sb, 4096);
 	check_ok(dat_ep_post_rdma_write(c.ep, 1, &src, cookie(30), &bad, DAT_COMPLETION_DEFAULT_FLAG));
-	expect_dto_status(c.evd, 30, DAT_DTO_ERR_REMOTE_ACCESS, "write with a bad context");
-	/* Out of bounds by one byte, both ways. */
+	sides_expect_broken(&c, &s, 30); /* write with a bad context */
+	for (size_t i = 0; i < 65536; i++)
+		if ((unsigned char)sb[i] != 0x11)
+			fail_msg("target byte %zu written by an RDMA write with a bad context", i);
+	/* Out of bounds by one byte, both ways (suppressed: errors still
+	 * complete). */
+	reconnect_sides(&c, &s);
 	DAT_RMR_TRIPLET oob = rmr_seg(s.m.rctx, (uint64_t)(uintptr_t)(sb + 65536 - 4095), 4096);
 	check_ok(dat_ep_post_rdma_write(c.ep, 1, &src, cookie(31), &oob, DAT_COMPLETION_SUPPRESS_FLAG));
-	expect_dto_status(c.evd, 31, DAT_DTO_ERR_REMOTE_ACCESS, "write out of bounds (suppressed: errors still complete)");
+	sides_expect_broken(&c, &s, 31); /* write out of bounds */
 	for (size_t i = 0; i < 65536; i++)
 		if ((unsigned char)sb[i] != 0x11)
 			fail_msg("target byte %zu written by a failed RDMA write", i);
+	reconnect_sides(&c, &s);
 	memset(cb, 0x33, 8192);
 	DAT_LMR_TRIPLET dst = mem_seg(&c.m, 4096, 4096);
 	check_ok(dat_ep_post_rdma_read(c.ep, 1, &dst, cookie(32), &oob, DAT_COMPLETION_DEFAULT_FLAG));
-	expect_dto_status(c.evd, 32, DAT_DTO_ERR_REMOTE_ACCESS, "read out of bounds");
+	sides_expect_broken(&c, &s, 32); /* read out of bounds */
 	for (size_t i = 4096; i < 8192; i++)
 		if ((unsigned char)cb[i] != 0x33)
 			fail_msg("local byte %zu written by a failed RDMA read", i);
-	/* An LMR without remote write privilege. */
+	/* An LMR without remote write privilege: it can be read, not
+	 * written (the refused write last, since it breaks the connection). */
+	reconnect_sides(&c, &s);
 	DAT_REGION_DESCRIPTION rd = {.for_va = sb};
 	DAT_LMR_HANDLE ro;
 	DAT_LMR_CONTEXT roc;
@@ -495,15 +537,18 @@ static void test_dto_errors(void **state)
 				DAT_MEM_PRIV_LOCAL_READ_FLAG | DAT_MEM_PRIV_LOCAL_WRITE_FLAG | DAT_MEM_PRIV_REMOTE_READ_FLAG,
 				&ro, &roc, &rorc, &rl, &rv));
 	DAT_RMR_TRIPLET rot = rmr_seg(rorc, (uint64_t)(uintptr_t)sb, 4096);
-	check_ok(dat_ep_post_rdma_write(c.ep, 1, &src, cookie(33), &rot, DAT_COMPLETION_DEFAULT_FLAG));
-	expect_dto_status(c.evd, 33, DAT_DTO_ERR_REMOTE_ACCESS, "write to a read-only LMR");
-	assert_int_equal((unsigned char)sb[0], 0x11);
 	check_ok(dat_ep_post_rdma_read(c.ep, 1, &dst, cookie(34), &rot, DAT_COMPLETION_DEFAULT_FLAG));
 	expect_dto_status(c.evd, 34, DAT_DTO_SUCCESS, "read of a read-only LMR");
 	assert_int_equal((unsigned char)cb[4096], 0x11);
+	check_ok(dat_ep_post_rdma_write(c.ep, 1, &src, cookie(33), &rot, DAT_COMPLETION_DEFAULT_FLAG));
+	sides_expect_broken(&c, &s, 33); /* write to a read-only LMR */
+	for (size_t i = 0; i < 65536; i++)
+		if ((unsigned char)sb[i] != 0x11)
+			fail_msg("target byte %zu written by an RDMA write to a read-only LMR", i);
 	check_ok(dat_lmr_free(ro));
 
 	/* A bad local LMR context: LOCAL_PROTECTION (or refused at post). */
+	reconnect_sides(&c, &s);
 	DAT_LMR_TRIPLET badl = src;
 	badl.lmr_context ^= 0x77770000u;
 	DAT_RETURN r = dat_ep_post_send(c.ep, 1, &badl, cookie(35), DAT_COMPLETION_DEFAULT_FLAG);
@@ -513,11 +558,9 @@ static void test_dto_errors(void **state)
 		assert_true(DAT_GET_TYPE(r) == DAT_INVALID_PARAMETER || DAT_GET_TYPE(r) == DAT_PROTECTION_VIOLATION ||
 			    DAT_GET_TYPE(r) == DAT_PRIVILEGES_VIOLATION);
 
-	/* The connection survives every one of these. */
-	DAT_LMR_TRIPLET ok = mem_seg(&s.m, 0, 64);
-	check_ok(dat_ep_post_recv(s.ep, 1, &ok, cookie(40), DAT_COMPLETION_DEFAULT_FLAG));
-	DAT_LMR_TRIPLET msg = mem_seg(&c.m, 0, 64);
-	check_ok(dat_ep_post_send(c.ep, 1, &msg, cookie(41), DAT_COMPLETION_DEFAULT_FLAG));
+	/* The connection survives that one. */
+	check_ok(dat_ep_post_recv(s.ep, 1, &ok, cookie(42), DAT_COMPLETION_DEFAULT_FLAG));
+	check_ok(dat_ep_post_send(c.ep, 1, &msg, cookie(43), DAT_COMPLETION_DEFAULT_FLAG));
 	expect_dto(&wt, s.evd, s.ep, 64, "receive after the errors");
 	expect_dto(&wt, c.evd, c.ep, 64, "send after the errors");
 	side_close(&c);

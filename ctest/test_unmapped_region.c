@@ -23,7 +23,9 @@
  * report when the access fails for a reason other than the key or bounds
  * check). The post itself must succeed: the provider cannot tell a mapped
  * page from an unmapped one without touching it, so the error comes as a
- * completion, as on verbs.
+ * completion, as on verbs. A remote case breaks the connection, as any
+ * remote access the target refuses (broken.h): both ends get BROKEN, the
+ * target EP_BROKEN on its async EVD, and a later request is flushed.
  *
  * Neither side may die, so neither runs in the test runner: the test
  * process spawns the peer, and the peer spawns the poster (the pattern
@@ -41,6 +43,7 @@
  * process that waits for it. */
 #define _GNU_SOURCE
 #include "pattern.h"
+#include "broken.h"
 #include <sys/mman.h>
 
 #define REGION 65536
@@ -207,6 +210,23 @@ static void poster(void **state)
 		fail_msg("%s: status %d, want DAT_DTO_ERR_LOCAL_PROTECTION (%d)", c, d.status,
 			 DAT_DTO_ERR_LOCAL_PROTECTION);
 	}
+	if (is_remote(c)) {
+		/* A remote access the target cannot perform breaks the
+		 * connection, as on verbs (the responder's QP access error,
+		 * broken.h): BROKEN, the EP disconnected, a later request
+		 * flushed, no async event at this end. */
+		brk_post_empty_send(s.ep, 3);
+		d = expect_event(&s.w, s.dto, DAT_DTO_COMPLETION_EVENT, "the request after it").event_data
+			.dto_completion_event_data;
+		assert_int_equal(d.user_cookie.as_64, 3);
+		assert_int_equal(d.status, DAT_DTO_ERR_FLUSHED);
+		ev = expect_event(&s.w, s.conn, DAT_CONNECTION_EVENT_BROKEN, "the initiator's end of the connection");
+		assert_ptr_equal(ev.event_data.connect_event_data.ep_handle, s.ep);
+		DAT_EP_STATE st;
+		check_ok(dat_ep_get_status(s.ep, &st, NULL, NULL));
+		assert_int_equal(st, DAT_EP_STATE_DISCONNECTED);
+		expect_empty(s.async, "the initiator's async EVD");
+	}
 	side_close(&s);
 }
 
@@ -244,6 +264,18 @@ static void peer(void **state)
 	/* The poster's verdict; this process stays up meanwhile, as a target
 	 * must. */
 	reap_child(pid, 60, c);
+	if (is_remote(c)) {
+		/* The target's end broke too: BROKEN, and EP_BROKEN on its
+		 * async EVD (verbs: IBV_EVENT_QP_ACCESS_ERR at the responder). */
+		ev = expect_event(&s.w, s.conn, DAT_CONNECTION_EVENT_BROKEN, "the target's end of the connection");
+		assert_ptr_equal(ev.event_data.connect_event_data.ep_handle, s.ep);
+		ev = expect_event(&s.w, s.async, DAT_ASYNC_ERROR_EP_BROKEN, "the target's async event");
+		assert_ptr_equal(ev.event_data.asynch_error_event_data.dat_handle, s.ep);
+		assert_int_equal(ev.event_data.asynch_error_event_data.reason, DAT_EP_TRANSFER_TO_ERROR);
+		DAT_EP_STATE st;
+		check_ok(dat_ep_get_status(s.ep, &st, NULL, NULL));
+		assert_int_equal(st, DAT_EP_STATE_DISCONNECTED);
+	}
 	check_ok(dat_psp_free(psp));
 	side_close(&s);
 }

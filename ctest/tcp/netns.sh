@@ -9,6 +9,9 @@
 #   middle of a transfer (the survivor sees the end and reconnects to a
 #   restarted peer), and a silent partition (the link goes down under a
 #   transfer: BROKEN within the timeout, then reconnect once it is back).
+#   A basic client breaks two connections on purpose with remote access
+#   violations before its last one (xfer.c): a server serves three
+#   connections per basic client, and its END lines are checked in order.
 # Everything is removed on exit. Without root (or without ip(8)) the test
 # is skipped with a message.
 #
@@ -107,18 +110,39 @@ finish() {
 
 qual() { sed -n 's/^QUAL //p' "$1" | head -n1; }
 
+# ends FILE END...: the server's END lines in FILE are exactly these.
+ends() {
+	f=$1
+	shift
+	got=$(sed -n 's/^END //p' "$f" | tr '\n' ',')
+	want=$(printf '%s,' "$@")
+	[ "$got" = "$want" ] && return 0
+	echo "netns: server END lines in $f: '$got', want '$want'"
+	return 1
+}
+
+# basic_ends FILE [END...]: the server's END lines are the given ones, then
+# those of a basic client, which makes three connections (xfer.c): the
+# first two end with its remote access violations, which break them, the
+# third in order.
+basic_ends() {
+	f=$1
+	shift
+	ends "$f" "$@" "BROKEN ACCESS" "BROKEN ACCESS" DISCONNECTED
+}
+
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # pair SERVER_IA CLIENT_IA SERVER_ADDR
 pair() {
 	n=$((n + 1))
-	run "$A" "$TMP/s$n" server "$1" any 1
+	run "$A" "$TMP/s$n" server "$1" any 3
 	s=$LAST
 	waitfor "$TMP/s$n" '^QUAL ' 10 || return 1
 	run "$B" "$TMP/c$n" client "$2" "$3" "$(qual "$TMP/s$n")" basic
 	finish "$LAST" 60 || { sed 's/^/    /' "$TMP/c$n"; return 1; }
 	grep '^client:' "$TMP/c$n" | sed 's/^/    /'
-	waitfor "$TMP/s$n" '^END DISCONNECTED' 10 && finish "$s" 20
+	waitfor "$TMP/s$n" '^END DISCONNECTED' 10 && finish "$s" 20 && basic_ends "$TMP/s$n"
 }
 
 kill_server() {
@@ -134,14 +158,14 @@ kill_server() {
 	kill -9 "$s"
 	waitfor "$TMP/c$n" '^EVENT \(BROKEN\|DISCONNECTED\)' 10 || return 1
 	echo "    client saw $(grep '^EVENT' "$TMP/c$n") about $(($(now_ms) - t0)) ms after the SIGKILL"
-	run "$A" "$TMP/s$n.2" server ns-tcp "$q" 1
+	run "$A" "$TMP/s$n.2" server ns-tcp "$q" 3
 	waitfor "$TMP/c$n" RECONNECTED 40 && finish "$c" 20 &&
-		waitfor "$TMP/s$n.2" '^END DISCONNECTED' 10 && finish "$LAST" 20
+		waitfor "$TMP/s$n.2" '^END DISCONNECTED' 10 && finish "$LAST" 20 && basic_ends "$TMP/s$n.2"
 }
 
 kill_client() {
 	n=$((n + 1))
-	run "$A" "$TMP/s$n" server ns-tcp any 2
+	run "$A" "$TMP/s$n" server ns-tcp any 4
 	s=$LAST
 	waitfor "$TMP/s$n" '^QUAL ' 10 || return 1
 	q=$(qual "$TMP/s$n")
@@ -152,7 +176,8 @@ kill_client() {
 	waitfor "$TMP/s$n" '^END BROKEN' 10 || return 1
 	echo "    server saw END BROKEN about $(($(now_ms) - t0)) ms after the SIGKILL"
 	run "$B" "$TMP/c$n.2" client ns-tcp 10.77.0.1 "$q" basic
-	finish "$LAST" 60 && waitfor "$TMP/s$n" '^END DISCONNECTED' 10 && finish "$s" 20
+	finish "$LAST" 60 && waitfor "$TMP/s$n" '^END DISCONNECTED' 10 && finish "$s" 20 &&
+		basic_ends "$TMP/s$n" BROKEN
 }
 
 # The link under a transfer goes down: nothing more arrives, no FIN, no
@@ -160,7 +185,7 @@ kill_client() {
 # here), and reconnect once the link is back.
 partition() {
 	n=$((n + 1))
-	run "$A" "$TMP/s$n" server ns-tcp any 2
+	run "$A" "$TMP/s$n" server ns-tcp any 4
 	s=$LAST
 	waitfor "$TMP/s$n" '^QUAL ' 10 || return 1
 	run "$B" "$TMP/c$n" client ns-tcp 10.77.0.1 "$(qual "$TMP/s$n")" survive
@@ -174,7 +199,7 @@ partition() {
 	echo "    server saw BROKEN $(($(now_ms) - t0)) ms after the link went down"
 	ip -n "$A" link set gd0 up
 	waitfor "$TMP/c$n" RECONNECTED 40 && finish "$c" 20 &&
-		waitfor "$TMP/s$n" '^END DISCONNECTED' 10 && finish "$s" 20
+		waitfor "$TMP/s$n" '^END DISCONNECTED' 10 && finish "$s" 20 && basic_ends "$TMP/s$n" BROKEN
 }
 
 check() {

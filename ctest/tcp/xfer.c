@@ -9,13 +9,21 @@
  *       other on one EP (dat_ep_reset between them). It accepts with an
  *       offer (address, RMR context and size of its registered buffer) and
  *       echoes every message it receives. At the end of each connection it
- *       prints "END DISCONNECTED" or "END BROKEN".
+ *       prints "END DISCONNECTED" or "END BROKEN"; "END BROKEN ACCESS" for
+ *       a connection the client announced (private data "xfer-break") it
+ *       would break with a remote access violation, which must end BROKEN
+ *       with DAT_ASYNC_ERROR_EP_BROKEN for the EP on the async EVD. No
+ *       other connection may raise an async event.
  *
  *   xfer client IA ADDR QUAL basic
- *       Private data both ways; a 2-segment RDMA write then a send (the
- *       write is visible when the send's echo returns), checked by RDMA
- *       read; a write with a bad RMR context and a read out of bounds fail
- *       with DAT_DTO_ERR_REMOTE_ACCESS and change nothing; 100 ping-pongs;
+ *       Three connections (the server counts each). The first: private
+ *       data both ways; a 2-segment RDMA write then a send (the write is
+ *       visible when the send's echo returns), checked by RDMA read; then a
+ *       write with a bad RMR context. The second: a read out of bounds.
+ *       Each of those fails with DAT_DTO_ERR_REMOTE_ACCESS and breaks the
+ *       connection, as on verbs: later requests are flushed, the client
+ *       sees BROKEN (the server END BROKEN ACCESS). The third: the refused
+ *       write changed nothing at the target (read back); 100 ping-pongs;
  *       8 echoes of 1 MiB; graceful disconnect.
  *
  *   xfer client IA ADDR QUAL stream
@@ -26,7 +34,8 @@
  *   xfer client IA ADDR QUAL survive
  *       stream; then, once the connection is gone, reconnects to the same
  *       address and qualifier (retrying for 30 s: the peer is restarting)
- *       and runs basic on the same EP. Prints "RECONNECTED" and exits 0.
+ *       and runs basic on the same EP (its three connections). Prints
+ *       "RECONNECTED" and exits 0.
  *
  * Every wait is bounded; any failure prints why and exits 1.
  */
@@ -242,7 +251,8 @@ static int server(const char *qual_s, int nconn)
 		DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
 		DAT_CR_PARAM crp;
 		CHECK(dat_cr_query(cr, DAT_CR_FIELD_ALL, &crp));
-		if (crp.private_data_size != 10 || memcmp(crp.private_data, "xfer-hello", 10) != 0)
+		int breaks = crp.private_data_size == 10 && memcmp(crp.private_data, "xfer-break", 10) == 0;
+		if (!breaks && (crp.private_data_size != 10 || memcmp(crp.private_data, "xfer-hello", 10) != 0))
 			fail("request private data wrong");
 		struct offer off = {.addr = (uint64_t)(uintptr_t)p.buf, .len = BUFLEN, .rmr_context = p.rctx};
 		CHECK(dat_cr_accept(cr, p.ep, sizeof off, &off));
@@ -265,6 +275,27 @@ static int server(const char *qual_s, int nconn)
 			if (dat_evd_dequeue(p.conn, &ev) == DAT_SUCCESS)
 				end = conn_name(ev.event_number);
 		}
+		if (breaks) {
+			/* The client's remote access violation broke the
+			 * connection at this end too: BROKEN, and the EP's
+			 * asynchronous error (verbs: IBV_EVENT_QP_ACCESS_ERR at
+			 * the responder). */
+			if (strcmp(end, "BROKEN") != 0) {
+				fprintf(stderr, "xfer server: a connection broken by an access violation ended %s\n", end);
+				exit(1);
+			}
+			ev = wait_ev(p.async, "the async event of the access violation");
+			if (ev.event_number != DAT_ASYNC_ERROR_EP_BROKEN ||
+			    ev.event_data.asynch_error_event_data.dat_handle != (DAT_HANDLE)p.ep ||
+			    ev.event_data.asynch_error_event_data.reason != DAT_EP_TRANSFER_TO_ERROR)
+				fail("the access violation's async event is not EP_BROKEN for the EP");
+			end = "BROKEN ACCESS";
+		}
+		if (dat_evd_dequeue(p.async, &ev) == DAT_SUCCESS) {
+			fprintf(stderr, "xfer server: async event 0x%x at the end of a connection (END %s)\n",
+				(unsigned)ev.event_number, end);
+			exit(1);
+		}
 		printf("END %s\n", end);
 		/* Drain the flushes, then make the EP reusable. */
 		while (evd_wait(p.dto, 100000, &ev) == DAT_SUCCESS)
@@ -283,11 +314,12 @@ static int server(const char *qual_s, int nconn)
 static struct sockaddr_storage peer_addr;
 static DAT_CONN_QUAL peer_qual;
 
-/* connect_retry connects, retrying for limit_ms while the peer is not
- * there yet; it returns the server's offer. */
-static struct offer connect_retry(struct peer *p, double limit_ms)
+/* connect_retry connects with private data hello (10 bytes: "xfer-hello",
+ * or "xfer-break" for a connection the client will break), retrying for
+ * limit_ms while the peer is not there yet; it returns the server's
+ * offer. */
+static struct offer connect_retry(struct peer *p, double limit_ms, const char *hello)
 {
-	const char hello[] = "xfer-hello";
 	double t0 = now_ms();
 	for (;;) {
 		for (unsigned s = 0; s < NRECV; s++)
@@ -334,9 +366,60 @@ static void echo(struct peer *p, size_t len, unsigned seed, const char *what)
 	}
 }
 
-static void basic(struct peer *p, struct offer off)
+/* The request with cookie bad, just posted, is a remote access violation.
+ * It completes with DAT_DTO_ERR_REMOTE_ACCESS and breaks the connection,
+ * as on verbs (dat_lmr_free(3DAT): "results in an error and broken
+ * connection"): a send posted right behind it and the receives posted are
+ * flushed, the connection event is BROKEN, the EP is disconnected, a send
+ * posted then is flushed at once, and this end gets no async event. The EP
+ * is then reset for the next connection. */
+static void refused(struct peer *p, uint64_t bad, const char *what)
+{
+	DAT_DTO_COOKIE c = {.as_64 = 2000};
+	CHECK(dat_ep_post_send(p->ep, 0, NULL, c, DAT_COMPLETION_DEFAULT_FLAG));
+	uint64_t want[2] = {bad, 2000};
+	int got = 0;
+	unsigned recvs = 0;
+	while (got < 2 || recvs != (1u << NRECV) - 1) {
+		DAT_EVENT ev = wait_ev(p->dto, what);
+		if (ev.event_number != DAT_DTO_COMPLETION_EVENT)
+			fail("unexpected event on the DTO EVD");
+		DAT_DTO_COMPLETION_EVENT_DATA d = ev.event_data.dto_completion_event_data;
+		uint64_t ck = d.user_cookie.as_64;
+		if (ck < NRECV && !(recvs & (1u << ck)) && d.status == DAT_DTO_ERR_FLUSHED) {
+			recvs |= 1u << ck; /* a receive, flushed */
+			continue;
+		}
+		DAT_DTO_COMPLETION_STATUS st = got == 0 ? DAT_DTO_ERR_REMOTE_ACCESS : DAT_DTO_ERR_FLUSHED;
+		if (got == 2 || ck != want[got] || d.status != st) {
+			fprintf(stderr, "xfer client: %s: DTO cookie %" PRIu64 " status %d, want cookie %" PRIu64 " status %d\n",
+				what, ck, d.status, got < 2 ? want[got] : 0, st);
+			exit(1);
+		}
+		got++;
+	}
+	want_conn(p, DAT_CONNECTION_EVENT_BROKEN, NULL, what);
+	DAT_EP_STATE st;
+	CHECK(dat_ep_get_status(p->ep, &st, NULL, NULL));
+	if (st != DAT_EP_STATE_DISCONNECTED)
+		fail("the EP is not disconnected after the connection broke");
+	c.as_64 = 2001;
+	CHECK(dat_ep_post_send(p->ep, 0, NULL, c, DAT_COMPLETION_DEFAULT_FLAG));
+	DAT_DTO_COMPLETION_EVENT_DATA d = dto(p, "a send on the disconnected EP", DAT_DTO_ERR_FLUSHED);
+	if (d.user_cookie.as_64 != 2001)
+		fail("a send on the disconnected EP: wrong cookie");
+	DAT_EVENT ev;
+	if (dat_evd_dequeue(p->async, &ev) == DAT_SUCCESS)
+		fail("an async event at the initiator of an access violation");
+	CHECK(dat_ep_reset(p->ep));
+	if (dat_evd_dequeue(p->dto, &ev) == DAT_SUCCESS)
+		fail("a DTO event after the broken connection's flushes");
+}
+
+static void basic(struct peer *p, double limit_ms)
 {
 	DAT_DTO_COOKIE c;
+	struct offer off = connect_retry(p, limit_ms, "xfer-break");
 	/* 2-segment RDMA write, completion suppressed, then a send: its echo
 	 * comes back after the write is in place. */
 	fill(p->buf, 8192, 3);
@@ -352,18 +435,27 @@ static void basic(struct peer *p, struct offer off)
 	dto(p, "rdma read", DAT_DTO_SUCCESS);
 	if (memcmp(p->buf, p->buf + SENDOFF, 8192) != 0)
 		fail("RDMA read returned other data than was written");
-	/* A bad RMR context and an out-of-bounds read: errors, nothing changes. */
+	/* A bad RMR context and an out-of-bounds read: errors, nothing
+	 * changes, and each breaks its connection (so the read gets a
+	 * connection of its own, and a third one checks the target). */
 	memset(p->buf + 8192, 0xee, 4096);
 	DAT_LMR_TRIPLET junk = seg(p, 8192, 4096);
 	DAT_RMR_TRIPLET bad = remote;
 	bad.rmr_context ^= 0x5555;
 	c.as_64 = 9;
 	CHECK(dat_ep_post_rdma_write(p->ep, 1, &junk, c, &bad, DAT_COMPLETION_DEFAULT_FLAG));
-	dto(p, "write with a bad rmr context", DAT_DTO_ERR_REMOTE_ACCESS);
+	refused(p, 9, "write with a bad rmr context");
+	off = connect_retry(p, 0, "xfer-break");
 	DAT_RMR_TRIPLET oob = {.rmr_context = off.rmr_context, .target_address = off.addr + off.len - 8, .segment_length = 64};
 	c.as_64 = 10;
 	CHECK(dat_ep_post_rdma_read(p->ep, 1, &junk, c, &oob, DAT_COMPLETION_DEFAULT_FLAG));
-	dto(p, "read out of bounds", DAT_DTO_ERR_REMOTE_ACCESS);
+	refused(p, 10, "read out of bounds");
+	for (size_t i = 8192; i < 8192 + 4096; i++)
+		if ((unsigned char)p->buf[i] != 0xee)
+			fail("the refused read changed the local buffer");
+	off = connect_retry(p, 0, "xfer-hello");
+	remote.rmr_context = off.rmr_context;
+	remote.target_address = off.addr;
 	c.as_64 = 11;
 	CHECK(dat_ep_post_rdma_read(p->ep, 1, &into, c, &remote, DAT_COMPLETION_DEFAULT_FLAG));
 	dto(p, "read back", DAT_DTO_SUCCESS);
@@ -437,14 +529,14 @@ static int client(const char *addr, const char *qual_s, const char *scenario)
 	peer_qual = strtoull(qual_s, NULL, 0);
 	setup(&p);
 	if (strcmp(scenario, "basic") == 0) {
-		basic(&p, connect_retry(&p, 0));
+		basic(&p, 0);
 	} else if (strcmp(scenario, "stream") == 0) {
-		connect_retry(&p, 0);
+		connect_retry(&p, 0, "xfer-hello");
 		stream(&p);
 	} else if (strcmp(scenario, "survive") == 0) {
-		connect_retry(&p, 0);
+		connect_retry(&p, 0, "xfer-hello");
 		stream(&p);
-		basic(&p, connect_retry(&p, 30000));
+		basic(&p, 30000);
 		printf("RECONNECTED\n");
 	} else {
 		fail("unknown scenario");
