@@ -19,7 +19,8 @@ HEADERS := $(wildcard include/dat/*.h)
 # pkg-config, as a consumer would, and the repository's dat.conf.
 TESTENV := PKG_CONFIG_PATH=$(CURDIR)/$(PCDIR) DAT_OVERRIDE=$(CURDIR)/dat.conf
 
-.PHONY: all check install example bench clean gotest ctest abi headers symbols installcheck coverage sanitize
+.PHONY: all check install example bench clean gotest ctest abi headers symbols installcheck coverage sanitize \
+	check-verbs verbs-guest
 
 # Paths under the prefix are written as ${prefix}/... in dat.pc, so that
 # pkg-config --define-prefix can relocate a staged (DESTDIR) install.
@@ -51,7 +52,7 @@ example: all
 bench: all
 	$(MAKE) -C bench run TESTENV="$(TESTENV)"
 
-check: all gotest abi headers symbols ctest coverage sanitize installcheck
+check: all gotest abi headers symbols ctest coverage sanitize installcheck check-verbs
 
 gotest:
 	$(GO) vet ./core/... ./rdma/... ./ctest/...
@@ -94,6 +95,21 @@ sanitize: $(ASAN)/lib/libdat.so.$(VERSION) $(ASAN)/pkgconfig/dat.pc
 # Every man page return value maps to a C test case (ctest/COVERAGE.md).
 coverage:
 	$(GO) run ./ctest/coverage -check ctest/coverage/retvals.tsv ctest/COVERAGE.md ctest
+
+# Real kernel verbs (Soft-RoCE, Soft-iWARP) in a QEMU VM booting Debian's
+# kernel (vm/README.md): one boot runs vm/guest-check.sh. Where the machine
+# cannot boot the VM it prints one SKIP line and succeeds.
+check-verbs:
+	@MAKE="$(MAKE)" vm/check-verbs.sh
+
+# What the guest runs, built on the host; check-verbs makes it once the VM's
+# packages (libibverbs-dev, librdmacm-dev) are in.
+verbs-guest: $(B)/vm/verbs_smoke
+	@:
+
+$(B)/vm/verbs_smoke: vm/smoke/verbs_smoke.c
+	@mkdir -p $(B)/vm
+	$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $< -lrdmacm -libverbs
 
 installcheck: all
 	ctest/install.sh $(CURDIR)

@@ -1,0 +1,140 @@
+#!/bin/bash
+# guest-check.sh: the check-verbs suite. Runs INSIDE the verbs VM (make
+# check-verbs starts it through vm/verbs-vm.sh), so that one boot serves
+# every step.
+#
+#   vm/guest-check.sh [-v] [STEP...]     (default: every step in STEPS)
+#
+# Each step runs bounded by STEP_TIMEOUT seconds (default 300), its output
+# going to $VERBS_VM_OUT/<step>.log, shown when the step fails (always with
+# -v). One line per step: "ok STEP (secs): note", "FAIL STEP (secs)" or
+# "skip STEP: reason"; then "check-verbs: N passed, N failed, N skipped".
+# Exit status 0 when no step failed.
+#
+# Adding a step: write a function step_NAME (its exit status is the verdict;
+# anything it writes to "$NOTE" is appended to its ok line; exit status 77 with
+# a reason in "$NOTE" is a skip) and add NAME to STEPS. Every process costs
+# about 50 ms under TCG: prefer one test binary to many small commands.
+
+set -u
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(dirname "$here")
+OUT=${VERBS_VM_OUT:?guest-check.sh runs inside the VM: use make check-verbs}
+DEV=${VERBS_VM_DEV:-rxe0}
+ADDR=${VERBS_VM_ADDR:-10.66.0.1}
+GIDX=${VERBS_VM_GID_INDEX:-1}
+SMOKE=$repo/build/vm/verbs_smoke
+
+STEPS=(devinfo rc_pingpong rping smoke_rxe smoke_siw)
+
+# wait_until TRIES CMD...: CMD every 50 ms until it succeeds, at most TRIES times.
+wait_until() {
+	local n=$1
+	shift
+	until "$@"; do
+		n=$((n - 1))
+		[ "$n" -gt 0 ] || return 1
+		sleep 0.05
+	done
+}
+
+tcp_listening() { [ -n "$(ss -Hltn "sport = :$1")" ]; }
+cm_listening() { rdma resource show cm_id 2>/dev/null | grep -q "state LISTEN.*src-addr $ADDR:$1 "; }
+
+# ---- steps ------------------------------------------------------------------
+
+# The Soft-RoCE device is there and its port is up.
+step_devinfo() {
+	local info
+	info=$(ibv_devinfo -d "$DEV") || return 1
+	echo "$info"
+	grep -q 'state:[[:space:]]*PORT_ACTIVE' <<<"$info" || { echo "port not PORT_ACTIVE"; return 1; }
+	grep -q 'link_layer:[[:space:]]*Ethernet' <<<"$info" || { echo "link layer not Ethernet"; return 1; }
+	echo "$DEV port 1 PORT_ACTIVE, Ethernet" >"$NOTE"
+}
+
+# libibverbs' RC ping-pong between two processes on the device (GID index 1:
+# RoCE v2 over the IPv4 address). Its out-of-band exchange is TCP.
+step_rc_pingpong() {
+	local port=18515 n=200 spid
+	ibv_rc_pingpong -d "$DEV" -g "$GIDX" -p $port -n $n -s 64 >"$OUT/rc_pingpong.server" 2>&1 &
+	spid=$!
+	wait_until 200 tcp_listening $port || { echo "server never listened"; kill $spid; return 1; }
+	ibv_rc_pingpong -d "$DEV" -g "$GIDX" -p $port -n $n -s 64 "$ADDR" || { kill $spid; return 1; }
+	wait $spid || { echo "server failed:"; cat "$OUT/rc_pingpong.server"; return 1; }
+	cat "$OUT/rc_pingpong.server"
+	grep -o "$n iters in .* usec/iter" "$OUT/rc_pingpong.server" >"$NOTE" || return 1
+}
+
+# librdmacm's rping, 100 pings of 64 bytes with the data verified.
+step_rping() {
+	local port=7471 spid
+	rping -s -a "$ADDR" -p $port -C 100 -S 64 -V >"$OUT/rping.server" 2>&1 &
+	spid=$!
+	wait_until 200 cm_listening $port || { echo "server never listened"; kill $spid; return 1; }
+	rping -c -a "$ADDR" -p $port -C 100 -S 64 -V || { kill $spid; return 1; }
+	wait $spid || { echo "server failed:"; cat "$OUT/rping.server"; return 1; }
+	echo "100 x 64 B verified" >"$NOTE"
+}
+
+# Our own program: rdma_cm, PD, CQ with a completion channel, RC QP,
+# send/recv, RDMA write and read, disconnect (vm/smoke/verbs_smoke.c).
+step_smoke_rxe() {
+	"$SMOKE" -a "$ADDR" -d "$DEV" -n 50 || return 1
+	echo "50 x send/recv, RDMA write, RDMA read on $DEV" >"$NOTE"
+}
+
+# The same over Soft-iWARP when the harness could add siw0 (verbs-vm.sh --siw).
+step_smoke_siw() {
+	if [ -z "${VERBS_VM_SIW_DEV:-}" ]; then
+		echo "no siw device: ${VERBS_VM_SIW_MISSING:-the VM was started without --siw}" >"$NOTE"
+		return 77
+	fi
+	"$SMOKE" -a "$VERBS_VM_SIW_ADDR" -d "$VERBS_VM_SIW_DEV" -n 50 || return 1
+	echo "50 x send/recv, RDMA write, RDMA read on $VERBS_VM_SIW_DEV" >"$NOTE"
+}
+
+# ---- runner -----------------------------------------------------------------
+
+# guest-check.sh --step NAME: one step, as run (and bounded) by the loop below.
+if [ "${1:-}" = --step ]; then
+	NOTE=$OUT/$2.note
+	"step_$2"
+	exit
+fi
+
+verbose=
+[ "${1:-}" = -v ] && verbose=1 && shift
+[ $# -gt 0 ] && STEPS=("$@")
+for s in "${STEPS[@]}"; do
+	declare -F "step_$s" >/dev/null || { echo "guest-check: no step $s" >&2; exit 2; }
+done
+[ -x "$SMOKE" ] || { echo "FAIL: $SMOKE is not built (make check-verbs builds it)"; exit 1; }
+
+passed=0 failed=0 skipped=0
+for s in "${STEPS[@]}"; do
+	log=$OUT/$s.log
+	rm -f "$OUT/$s.note"
+	t0=${EPOCHREALTIME/./}
+	timeout -k 5 "${STEP_TIMEOUT:-300}" "$0" --step "$s" >"$log" 2>&1
+	rc=$?
+	t=$((${EPOCHREALTIME/./} - t0))
+	secs=$(printf '%d.%d s' $((t / 1000000)) $((t % 1000000 / 100000)))
+	note=$(cat "$OUT/$s.note" 2>/dev/null)
+	if [ $rc -eq 0 ]; then
+		passed=$((passed + 1))
+		echo "ok $s ($secs)${note:+: $note}"
+		[ -z "$verbose" ] || sed 's/^/    /' "$log"
+	elif [ $rc -eq 77 ]; then
+		skipped=$((skipped + 1))
+		echo "skip $s: $note"
+	else
+		failed=$((failed + 1))
+		[ $rc -eq 124 ] && note="timed out after ${STEP_TIMEOUT:-300} s"
+		echo "FAIL $s ($secs, exit status $rc)${note:+: $note}"
+		if [ -n "$verbose" ]; then sed 's/^/    /' "$log"; else tail -n 40 "$log" | sed 's/^/    /'; fi
+	fi
+done
+echo "check-verbs: $passed passed, $failed failed, $skipped skipped"
+[ $failed -eq 0 ] && [ $passed -gt 0 ]
