@@ -385,4 +385,3 @@ func cBool(b bool) C.int {
 	}
 	return 0
 }
-
