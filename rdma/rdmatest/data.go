@@ -1,0 +1,395 @@
+package rdmatest
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"godat/rdma"
+)
+
+var dataTests = []test{
+	{"SendRecvSizes", (*suite).dataSizes},
+	{"MaxSGE", (*suite).dataMaxSGE},
+	{"Inline", (*suite).dataInline},
+	{"RDMAWrite", (*suite).dataWrite},
+	{"RDMARead", (*suite).dataRead},
+	{"WriteVisibleAtSendCompletion", (*suite).dataWriteThenSend},
+	{"Solicited", (*suite).dataSolicited},
+	{"Unsignalled", (*suite).dataUnsignalled},
+	{"SigAll", (*suite).dataSigAll},
+	{"FenceAfterRead", (*suite).dataFence},
+	{"SendsWaitForReceives", (*suite).dataSendsWait},
+}
+
+const canary = 0xa5
+
+// msgSizes are the message sizes the data tests use: the edges, the
+// backend's inline (eager) threshold, and large ones, within MaxMsgSize.
+func msgSizes(at rdma.DeviceAttr) []int {
+	var out []int
+	for _, n := range []int{0, 1, at.MaxInline - 1, at.MaxInline, at.MaxInline + 1, 4093, 64 << 10, 1 << 20, 4 << 20} {
+		if n >= 0 && uint64(n) <= at.MaxMsgSize && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// split cuts n bytes at off into up to two entries (one when the device has
+// a single SGE or n is too small).
+func split(b *buf, off, n, cut, maxSGE int) []rdma.SGE {
+	if n == 0 {
+		return nil
+	}
+	if maxSGE < 2 || cut <= 0 || cut >= n {
+		return []rdma.SGE{b.sge(off, n)}
+	}
+	return []rdma.SGE{b.sge(off, cut), b.sge(off+cut, n-cut)}
+}
+
+// Sends of every size arrive byte for byte, gathered from two entries and
+// scattered into two others, with the right ByteLen; the rest of the
+// receive buffer is untouched.
+func (s *suite) dataSizes(t *testing.T) {
+	w := s.world(t)
+	a, b := w.pair()
+	at := a.side.attr
+	for i, n := range msgSizes(at) {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			w.t = t
+			seed := uint64(100 + i)
+			sb := a.side.buf(n, accAll)
+			fill(sb.b, seed)
+			const pad = 100
+			rb := b.side.buf(n+pad, accAll)
+			for j := range rb.b {
+				rb.b[j] = canary
+			}
+			require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{WRID: seed, SGL: split(rb, 0, n+pad, (n+pad)/3, at.MaxSGE)}))
+			require.NoError(t, a.qp.PostSend(send(seed, rdma.SendSignaled, split(sb, 0, n, n/2+1, at.MaxSGE)...)))
+			wc := w.take1(b.rcq)
+			checkWC(t, wc, seed, rdma.WCSuccess, rdma.WCRecv, b)
+			require.Equal(t, uint32(n), wc.ByteLen, "ByteLen")
+			if at.Caps&rdma.CapSolicitedFlag != 0 {
+				require.Zero(t, wc.Flags&rdma.WCSolicited, "a send without SendSolicited arrived solicited")
+			}
+			checkWC(t, w.take1(a.scq), seed, rdma.WCSuccess, rdma.WCSend, a)
+			sameBytes(t, sb.b, rb.b[:n], "message of %d bytes", n)
+			for j, v := range rb.b[n:] {
+				require.Equal(t, byte(canary), v, "receive buffer byte %d past the message", n+j)
+			}
+		})
+	}
+}
+
+// A message gathered from MaxSGE entries of odd sizes and scattered into
+// MaxSGE others arrives intact.
+func (s *suite) dataMaxSGE(t *testing.T) {
+	w := s.world(t)
+	a0, b0 := w.open(), w.open()
+	k := min(a0.attr.MaxSGE, b0.attr.MaxSGE, 32)
+	cp := rdma.QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: k, MaxRecvSGE: k}
+	a, b := a0.newQP(qpOpts{cap: cp}), b0.newQP(qpOpts{cap: cp})
+	w.connect(a, b)
+	var ssg, rsg []rdma.SGE
+	sb, rb := a0.buf(k*1000, accAll), b0.buf(k*1000, accAll)
+	fill(sb.b, 9)
+	total := 0
+	for i := range k {
+		ssg = append(ssg, sb.sge(i*1000, 1+i*37%999)) // gaps between entries
+		total += 1 + i*37%999
+	}
+	left := total
+	for i := range k {
+		n := max(1, total/k+i%3)
+		if i == k-1 {
+			n = left
+		}
+		rsg = append(rsg, rb.sge(i*1000+7, n))
+		left -= n
+	}
+	require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{WRID: 1, SGL: rsg}))
+	require.NoError(t, a.qp.PostSend(send(1, rdma.SendSignaled, ssg...)))
+	wc := w.take1(b.rcq)
+	checkWC(t, wc, 1, rdma.WCSuccess, rdma.WCRecv, b)
+	require.Equal(t, uint32(total), wc.ByteLen)
+	checkWC(t, w.take1(a.scq), 1, rdma.WCSuccess, rdma.WCSend, a)
+	var want, got []byte
+	for _, e := range ssg {
+		want = append(want, sb.b[e.Addr-sb.addr:][:e.Length]...)
+	}
+	for _, e := range rsg {
+		got = append(got, rb.b[e.Addr-rb.addr:][:e.Length]...)
+	}
+	sameBytes(t, want, got, "a message of %d entries", k)
+}
+
+// An inline send copies at post time: its buffer needs no registration and
+// may be reused at once. Inline data above the QP's MaxInlineData is
+// ErrInvalid.
+func (s *suite) dataInline(t *testing.T) {
+	w := s.world(t)
+	a0, b0 := w.open(), w.open()
+	if a0.attr.MaxInline == 0 {
+		t.Skip("the device has no inline sends (MaxInline 0)")
+	}
+	n := a0.attr.MaxInline
+	cp := a0.defaultCap()
+	cp.MaxInlineData = n
+	a, b := a0.newQP(qpOpts{cap: cp}), b0.newQP(qpOpts{})
+	w.connect(a, b)
+	granted := a.qp.Cap().MaxInlineData
+	require.GreaterOrEqual(t, granted, n)
+	src := w.mem(granted + 1) // not registered
+	fill(src, 3)
+	want := slices.Clone(src[:n])
+	rb := b0.buf(granted+1, accAll)
+	require.NoError(t, b.qp.PostRecv(recv(1, rb.all())))
+	require.NoError(t, a.qp.PostSend(send(1, rdma.SendSignaled|rdma.SendInline,
+		rdma.SGE{Addr: addrOf(src), Length: uint32(n)})))
+	fill(src, 4) // reused at once
+	wc := w.take1(b.rcq)
+	checkWC(t, wc, 1, rdma.WCSuccess, rdma.WCRecv, b)
+	require.Equal(t, uint32(n), wc.ByteLen)
+	sameBytes(t, want, rb.b[:n], "inline message")
+	checkWC(t, w.take1(a.scq), 1, rdma.WCSuccess, rdma.WCSend, a)
+	isErr(t, a.qp.PostSend(send(2, rdma.SendSignaled|rdma.SendInline,
+		rdma.SGE{Addr: addrOf(src), Length: uint32(granted + 1)})), rdma.ErrInvalid, "inline data above MaxInlineData")
+}
+
+// rdmaSizes are the RDMA transfer sizes, within MaxMsgSize.
+func rdmaSizes(at rdma.DeviceAttr) []int {
+	var out []int
+	for _, n := range []int{1, 4099, 64 << 10, 1 << 20, 4 << 20} {
+		if uint64(n) <= at.MaxMsgSize {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// RDMA writes gathered from two entries land byte for byte at the remote
+// offset, nothing around them is touched, and no receive is consumed.
+func (s *suite) dataWrite(t *testing.T) {
+	w := s.world(t)
+	a, b := w.pair()
+	at := a.side.attr
+	rb := b.side.buf(16, accAll)
+	require.NoError(t, b.qp.PostRecv(recv(99, rb.all())))
+	const pad = 64
+	for i, n := range rdmaSizes(at) {
+		sb := a.side.buf(n, accAll)
+		fill(sb.b, uint64(i))
+		tgt := b.side.buf(n+2*pad, accAll)
+		for j := range tgt.b {
+			tgt.b[j] = canary
+		}
+		id := uint64(i)
+		require.NoError(t, a.qp.PostSend(write(id, rdma.SendSignaled, tgt.addr+pad, tgt.mr.RKey(), split(sb, 0, n, n/3, at.MaxSGE)...)))
+		checkWC(t, w.take1(a.scq), id, rdma.WCSuccess, rdma.WCRDMAWrite, a)
+		sameBytes(t, sb.b, tgt.b[pad:pad+n], "RDMA write of %d bytes", n)
+		for j := range pad {
+			require.Equal(t, byte(canary), tgt.b[j], "byte %d before the written range", j)
+			require.Equal(t, byte(canary), tgt.b[pad+n+j], "byte %d after the written range", j)
+		}
+	}
+	// The writes consumed no receive: a send still finds receive 99.
+	exchangeInto(t, w, a, b, 99, rb)
+}
+
+// exchangeInto sends 16 bytes from a and expects them in b's receive id.
+func exchangeInto(t *testing.T, w *world, a, b *conn, id uint64, rb *buf) {
+	t.Helper()
+	sb := a.side.buf(16, accAll)
+	fill(sb.b, id)
+	require.NoError(t, a.qp.PostSend(send(id, rdma.SendSignaled, sb.all())))
+	checkWC(t, w.take1(b.rcq), id, rdma.WCSuccess, rdma.WCRecv, b)
+	checkWC(t, w.take1(a.scq), id, rdma.WCSuccess, rdma.WCSend, a)
+	sameBytes(t, sb.b, rb.b[:16], "message %d", id)
+}
+
+// RDMA reads scatter the remote range into two local entries byte for byte,
+// touching nothing around them.
+func (s *suite) dataRead(t *testing.T) {
+	w := s.world(t)
+	a, b := w.pair()
+	at := a.side.attr
+	const pad = 64
+	for i, n := range rdmaSizes(at) {
+		src := b.side.buf(n+2*pad, rdma.AccessRemoteRead)
+		fill(src.b, uint64(50+i))
+		db := a.side.buf(n+2*pad, accAll)
+		for j := range db.b {
+			db.b[j] = canary
+		}
+		id := uint64(i)
+		require.NoError(t, a.qp.PostSend(read(id, rdma.SendSignaled, src.addr+pad, src.mr.RKey(), split(db, pad, n, n/2, at.MaxSGE)...)))
+		checkWC(t, w.take1(a.scq), id, rdma.WCSuccess, rdma.WCRDMARead, a)
+		sameBytes(t, src.b[pad:pad+n], db.b[pad:pad+n], "RDMA read of %d bytes", n)
+		for j := range pad {
+			require.Equal(t, byte(canary), db.b[j], "byte %d before the read range", j)
+			require.Equal(t, byte(canary), db.b[pad+n+j], "byte %d after the read range", j)
+		}
+	}
+}
+
+// An RDMA write followed by a send on the same QP: when the send's receive
+// completion is polled, the write's data is in place.
+func (s *suite) dataWriteThenSend(t *testing.T) {
+	w := s.world(t)
+	a, b := w.pair()
+	n := int(min(uint64(4<<20), a.side.attr.MaxMsgSize))
+	sb := a.side.buf(n, accAll)
+	tgt := b.side.buf(n, accAll)
+	msg, rb := a.side.buf(8, accAll), b.side.buf(8, accAll)
+	b.rcq.manual = true
+	for round := range 3 {
+		fill(sb.b, uint64(round))
+		require.NoError(t, b.qp.PostRecv(recv(uint64(round), rb.all())))
+		require.NoError(t, a.qp.PostSend(write(1, 0, tgt.addr, tgt.mr.RKey(), sb.all())))
+		require.NoError(t, a.qp.PostSend(send(2, rdma.SendSignaled, msg.all())))
+		// Poll the receive CQ alone and check the target the moment the
+		// completion comes out of it.
+		var wc [1]rdma.WC
+		w.until("the send's receive completion", func() bool { return b.rcq.cq.Poll(wc[:]) == 1 })
+		sameBytes(t, sb.b, tgt.b, "RDMA write target when the following send's receive completed (round %d)", round)
+		checkWC(t, wc[0], uint64(round), rdma.WCSuccess, rdma.WCRecv, b)
+		checkWC(t, w.take1(a.scq), 2, rdma.WCSuccess, rdma.WCSend, a)
+	}
+}
+
+// SendSolicited shows as WCSolicited on the receive completion.
+func (s *suite) dataSolicited(t *testing.T) {
+	w := s.world(t)
+	a, b := w.pair()
+	w.need(rdma.CapSolicitedFlag)
+	sb, rb := a.side.buf(8, accAll), b.side.buf(16, accAll)
+	for i, fl := range []rdma.SendFlags{rdma.SendSolicited, 0, rdma.SendSolicited | rdma.SendSignaled} {
+		require.NoError(t, b.qp.PostRecv(recv(uint64(i), rb.all())))
+		require.NoError(t, a.qp.PostSend(send(uint64(i), fl, sb.all())))
+		wc := w.take1(b.rcq)
+		checkWC(t, wc, uint64(i), rdma.WCSuccess, rdma.WCRecv, b)
+		require.Equal(t, fl&rdma.SendSolicited != 0, wc.Flags&rdma.WCSolicited != 0, "WCSolicited of message %d", i)
+	}
+}
+
+// Unsignalled requests that succeed produce no completion; a signalled one
+// after them completes (implying they did); an unsignalled one that fails
+// produces an error completion.
+func (s *suite) dataUnsignalled(t *testing.T) {
+	w := s.world(t)
+	a, b := w.pair()
+	sb, rb := a.side.buf(4*64, accAll), b.side.buf(5*64, accAll)
+	tgt := b.side.buf(64, accAll)
+	for i := range 4 {
+		fill(sb.b[i*64:(i+1)*64], uint64(i))
+		require.NoError(t, b.qp.PostRecv(recv(uint64(i), rb.sge(i*64, 64))))
+	}
+	require.NoError(t, a.qp.PostSend(send(0, 0, sb.sge(0, 64))))
+	require.NoError(t, a.qp.PostSend(write(1, 0, tgt.addr, tgt.mr.RKey(), sb.sge(64, 64))))
+	require.NoError(t, a.qp.PostSend(send(2, 0, sb.sge(128, 64))))
+	require.NoError(t, a.qp.PostSend(send(3, rdma.SendSignaled, sb.sge(192, 64))))
+	checkWC(t, w.take1(a.scq), 3, rdma.WCSuccess, rdma.WCSend, a)
+	sameBytes(t, sb.b[64:128], tgt.b, "unsignalled RDMA write")
+	for _, i := range []int{0, 1, 2} {
+		seg := i
+		if i > 0 {
+			seg = i + 1
+		}
+		wc := w.take1(b.rcq)
+		checkWC(t, wc, uint64(i), rdma.WCSuccess, rdma.WCRecv, b)
+		sameBytes(t, sb.b[seg*64:(seg+1)*64], rb.b[i*64:(i+1)*64], "message %d", i)
+	}
+	require.NoError(t, a.qp.PostSend(send(4, rdma.SendSignaled, sb.sge(0, 8))))
+	checkWC(t, w.take1(a.scq), 4, rdma.WCSuccess, rdma.WCSend, a) // nothing in between
+	checkWC(t, w.take1(b.rcq), 3, rdma.WCSuccess, rdma.WCRecv, b)
+
+	// An unsignalled send into a receive too small fails with a completion.
+	require.NoError(t, b.qp.PostRecv(recv(5, rb.sge(4*64, 16))))
+	require.NoError(t, a.qp.PostSend(send(5, 0, sb.sge(0, 64))))
+	checkWC(t, w.take1(a.scq), 5, rdma.WCRemInvReqErr, rdma.WCSend, a)
+	checkWC(t, w.take1(b.rcq), 5, rdma.WCLocLenErr, rdma.WCRecv, b)
+}
+
+// A QP created with SigAll signals every request.
+func (s *suite) dataSigAll(t *testing.T) {
+	w := s.world(t)
+	a0, b0 := w.open(), w.open()
+	a, b := a0.newQP(qpOpts{sigAll: true}), b0.newQP(qpOpts{})
+	w.connect(a, b)
+	sb, rb := a0.buf(64, accAll), b0.buf(64, accAll)
+	tgt := b0.buf(64, accAll)
+	require.NoError(t, b.qp.PostRecv(recv(1, rb.all())))
+	require.NoError(t, a.qp.PostSend(send(1, 0, sb.all())))
+	require.NoError(t, a.qp.PostSend(write(2, 0, tgt.addr, tgt.mr.RKey(), sb.all())))
+	checkWC(t, w.take1(a.scq), 1, rdma.WCSuccess, rdma.WCSend, a)
+	checkWC(t, w.take1(a.scq), 2, rdma.WCSuccess, rdma.WCRDMAWrite, a)
+	checkWC(t, w.take1(b.rcq), 1, rdma.WCSuccess, rdma.WCRecv, b)
+}
+
+// A request with SendFence starts only after the RDMA reads before it have
+// completed: a send and a write of the buffer a read fills carry the data
+// read, not what was there before.
+func (s *suite) dataFence(t *testing.T) {
+	w := s.world(t)
+	a, b := w.pair()
+	n := int(min(uint64(256<<10), a.side.attr.MaxMsgSize))
+	src := b.side.buf(n, rdma.AccessRemoteRead)
+	dst := b.side.buf(n, accAll)
+	rb := b.side.buf(n, accAll)
+	local := a.side.buf(n, accAll)
+	for round := range 4 {
+		fill(src.b, uint64(round+1))
+		fill(local.b, 1000+uint64(round)) // stale contents the fence must not let out
+		require.NoError(t, b.qp.PostRecv(recv(uint64(round), rb.all())))
+		require.NoError(t, a.qp.PostSend(read(1, 0, src.addr, src.mr.RKey(), local.all())))
+		require.NoError(t, a.qp.PostSend(send(2, rdma.SendFence, local.all())))
+		require.NoError(t, a.qp.PostSend(write(3, rdma.SendFence|rdma.SendSignaled, dst.addr, dst.mr.RKey(), local.all())))
+		checkWC(t, w.take1(a.scq), 3, rdma.WCSuccess, rdma.WCRDMAWrite, a)
+		checkWC(t, w.take1(b.rcq), uint64(round), rdma.WCSuccess, rdma.WCRecv, b)
+		sameBytes(t, src.b, rb.b, "fenced send after a read (round %d)", round)
+		sameBytes(t, src.b, dst.b, "fenced write after a read (round %d)", round)
+	}
+}
+
+// Sends posted before the peer posts receives wait for them: nothing is
+// lost and the order is kept, for signalled and unsignalled sends alike.
+func (s *suite) dataSendsWait(t *testing.T) {
+	w := s.world(t)
+	a0, b0 := w.open(), w.open()
+	n := min(200, a0.attr.MaxQPWR, b0.attr.MaxQPWR)
+	cp := rdma.QPCap{MaxSendWR: n, MaxRecvWR: n, MaxSendSGE: 1, MaxRecvSGE: 1}
+	a, b := a0.newQP(qpOpts{cap: cp}), b0.newQP(qpOpts{cap: cp})
+	w.connect(a, b)
+	sb, rb := a0.buf(n*8, accAll), b0.buf(n*8, accAll)
+	fill(sb.b, 8)
+	var signalled []uint64
+	for i := range n {
+		fl := rdma.SendFlags(0)
+		if i%2 == 0 || i == n-1 {
+			fl = rdma.SendSignaled
+			signalled = append(signalled, uint64(i))
+		}
+		require.NoError(t, a.qp.PostSend(send(uint64(i), fl, sb.sge(i*8, 8))))
+	}
+	post := func(from, to int) {
+		for i := from; i < to; i++ {
+			require.NoError(t, b.qp.PostRecv(recv(uint64(i), rb.sge(i*8, 8))))
+		}
+	}
+	post(0, n/4)
+	for i, wc := range w.take(b.rcq, n/4) {
+		checkWC(t, wc, uint64(i), rdma.WCSuccess, rdma.WCRecv, b)
+	}
+	post(n/4, n)
+	for i, wc := range w.take(b.rcq, n-n/4) {
+		checkWC(t, wc, uint64(n/4+i), rdma.WCSuccess, rdma.WCRecv, b)
+	}
+	sameBytes(t, sb.b, rb.b, "%d messages", n)
+	for i, wc := range w.take(a.scq, len(signalled)) {
+		checkWC(t, wc, signalled[i], rdma.WCSuccess, rdma.WCSend, a)
+	}
+}
