@@ -12,6 +12,8 @@
 //     of them takes over; a sleeper reads gen before it tries to become the
 //     poller, so a departure between the two makes its futex wait return at
 //     once;
+//   - the Fd (an epoll over the channel's fd and the note eventfd) polls
+//     readable after a notification until a waiter goes to sleep again;
 //   - Wake bumps seq before it looks for a poller to kick (kick eventfd),
 //     and a new poller sets poller before it reads seq one last time, so
 //     either Wake sees the poller or the poller sees the new seq.
@@ -223,8 +225,12 @@ int gd_ch_wait(struct gd_ch *ch, uint32_t seq, int64_t ns)
 				break;
 		}
 		if (__atomic_compare_exchange_n(&ch->poller, &zero, 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
-			if (LOAD(&ch->seq) == seq && !LOAD(&ch->closed))
+			if (LOAD(&ch->seq) == seq && !LOAD(&ch->closed)) {
+				// A waiter about to sleep has seen every notification
+				// so far (its seq is current): the Fd's note is spent.
+				gd_ch_reset_note(ch);
 				intr = poll_once(ch, left);
+			}
 			STORE(&ch->poller, 0);
 			wake_sleepers(ch); /* one of them takes over */
 		} else {

@@ -25,8 +25,8 @@ type compChannel struct {
 	c    *C.struct_gd_ch
 	fd   int
 	refs int // CQs notifying it; under d.mu
-	// life orders Wake and the note reset in Seq (which touch the
-	// channel's eventfds) against Destroy (which closes them).
+	// life orders Wake (which writes the channel's eventfd) against
+	// Destroy (which closes it).
 	life sync.RWMutex
 	dead atomic.Bool
 }
@@ -53,7 +53,8 @@ func (d *device) CreateCompChannel() (rdma.CompChannel, error) {
 
 // Fd polls readable after a notification: it is an epoll descriptor over
 // the channel's fd (notifications nobody has read yet) and an eventfd that
-// a waiter who read them sets, which the next Seq resets.
+// a waiter who read them sets, and the next waiter that goes to sleep
+// resets (it has seen them: its Seq is current).
 func (ch *compChannel) Fd() int {
 	if ch.dead.Load() {
 		return -1
@@ -63,18 +64,8 @@ func (ch *compChannel) Fd() int {
 
 func (ch *compChannel) word(p *C.uint32_t) *uint32 { return (*uint32)(unsafe.Pointer(p)) }
 
-// Seq is the channel's generation count. It resets the Fd's eventfd: a
-// notification after this call makes it readable again.
-func (ch *compChannel) Seq() uint32 {
-	if atomic.LoadUint32(ch.word(&ch.c.noted)) != 0 {
-		ch.life.RLock()
-		if !ch.dead.Load() {
-			C.gd_ch_reset_note(ch.c)
-		}
-		ch.life.RUnlock()
-	}
-	return atomic.LoadUint32(ch.word(&ch.c.seq))
-}
+// Seq is the channel's generation count: one atomic load.
+func (ch *compChannel) Seq() uint32 { return atomic.LoadUint32(ch.word(&ch.c.seq)) }
 
 // Wait sleeps until Seq differs from seq or d passes; it never spins and
 // reports EINTR from a signal handler.

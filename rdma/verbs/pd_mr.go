@@ -118,6 +118,13 @@ func (p *pd) RegMR(addr, length uint64, access rdma.Access) (rdma.MR, error) {
 			return regErr(length, errnoOf(-1, err))
 		}
 		out = &mr{p: p, c: c, lkey: uint32(c.lkey), rkey: uint32(c.rkey)}
+		if out.rkey == 0 {
+			// Some devices (rxe) give a region without remote access no
+			// rkey; the contract's keys are never 0. Its lkey names it
+			// as well: a peer's request with it is refused all the same
+			// (the device finds no remote key).
+			out.rkey = out.lkey
+		}
 		p.refs++
 		d.mrs[out] = struct{}{}
 		return nil
