@@ -87,10 +87,10 @@ static void conn_param(struct rdma_conn_param *p, uint32_t qpn, int srq, const v
 	p->responder_resources = resp_res;
 	p->initiator_depth = init_depth;
 	p->flow_control = 1;
-	// The peer's silence breaks the connection after 7 retries of the
-	// CM-computed timeout; a missing receive is waited for forever (7),
-	// as the software provider does.
-	p->retry_count = 7;
+	// A missing receive is waited for forever (RNR retry 7), as the
+	// software provider does; a silent peer breaks the connection after
+	// GD_RETRY_COUNT retries (gd_cm_ready).
+	p->retry_count = GD_RETRY_COUNT;
 	p->rnr_retry_count = 7;
 	p->srq = srq;
 	p->qp_num = qpn;
@@ -167,5 +167,15 @@ int gd_cm_ready(struct rdma_cm_id *id, struct ibv_qp *qp, int resp_res, int init
 		return errno;
 	if (init_depth >= 0)
 		a.max_rd_atomic = init_depth;
+	// A dead peer is noticed after (retries + 1) ack timeouts. The CM's
+	// timeout comes from the path's packet lifetime, on RoCE about 2 s
+	// (exponent 19): 16 s and more. An exponent of 16 (268 ms) is ample
+	// for any fabric, and 6 retries (rxe takes 7 as "retry forever",
+	// which the IB spec reserves for RNR retries) notice a silent peer
+	// within about 2 s.
+	if ((mask & IBV_QP_TIMEOUT) && a.timeout > GD_ACK_TIMEOUT)
+		a.timeout = GD_ACK_TIMEOUT;
+	if ((mask & IBV_QP_RETRY_CNT) && a.retry_cnt > GD_RETRY_COUNT)
+		a.retry_cnt = GD_RETRY_COUNT;
 	return gd.modify_qp(qp, &a, mask);
 }

@@ -365,3 +365,16 @@ int gd_query_state(struct ibv_qp *qp)
 		return -1;
 	return a.qp_state;
 }
+
+int gd_query_timeouts(struct ibv_qp *qp, int *timeout, int *retry, int *rnr)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	if (gd.query_qp(qp, &a, IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY, &ia))
+		return errno;
+	*timeout = a.timeout;
+	*retry = a.retry_cnt;
+	*rnr = a.rnr_retry;
+	return 0;
+}

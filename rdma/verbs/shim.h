@@ -229,6 +229,8 @@ void gd_qp_drain(struct gd_qp *q, int on);
 void gd_ring_put(struct gd_ring *r);
 int gd_modify_state(struct ibv_qp *qp, enum ibv_qp_state st);
 int gd_query_state(struct ibv_qp *qp);
+/* gd_query_timeouts reads the transport timeout and retry counts (tests, logs). */
+int gd_query_timeouts(struct ibv_qp *qp, int *timeout, int *retry, int *rnr);
 
 /* ---- shared receive queues (srq.c) ---- */
 
@@ -332,6 +334,11 @@ int gd_cm_ready(struct rdma_cm_id *id, struct ibv_qp *qp, int resp_res, int init
 int gd_qp_init(struct rdma_cm_id *anchor, struct ibv_qp *qp);
 void gd_id_addrs(struct rdma_cm_id *id, struct sockaddr_storage *local, struct sockaddr_storage *peer);
 int gd_id_port(struct rdma_cm_id *id);
+
+/* The transport's ack timeout exponent (4.096 us << 16 = 268 ms) and retry
+ * count: a silent peer breaks a connection within about 2 s (cm.c). */
+#define GD_ACK_TIMEOUT 16
+#define GD_RETRY_COUNT 6
 
 /* ---- asynchronous events (async.c) ---- */
 
