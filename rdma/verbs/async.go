@@ -38,6 +38,7 @@ func (d *device) onAsync(ev *C.struct_gd_aev) {
 	case C.IBV_EVENT_SRQ_LIMIT_REACHED:
 		if s, _ := d.objs[h].(*srq); s != nil {
 			s.fired++
+			s.armed = 0
 			d.raise(rdma.AsyncEvent{Type: rdma.AsyncSRQLimitReached, Context: s.ctx})
 		}
 	case C.IBV_EVENT_CQ_ERR:

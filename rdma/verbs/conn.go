@@ -329,8 +329,11 @@ func (d *device) onConn(c *conn, ev *C.struct_gd_cmev) {
 			d.fail(c, rdma.CMAcceptError, nil)
 		case c.phase == phResolving || c.phase == phConnecting:
 			t := rdma.CMUnreachable
-			if ev.event == C.RDMA_CM_EVENT_UNREACHABLE && (status == -int(syscall.ETIMEDOUT) || status == int(syscall.ETIMEDOUT)) {
+			switch syscall.Errno(max(status, -status)) {
+			case syscall.ETIMEDOUT:
 				t = rdma.CMTimedOut
+			case syscall.ECONNREFUSED:
+				t = rdma.CMRefused // iWARP: nobody listens on the port (TCP reset)
 			}
 			d.fail(c, t, nil)
 		default:

@@ -39,7 +39,10 @@ type device struct {
 	// Error (srq.go).
 	noQPEvents bool
 	srqResize  bool
-	async      rdma.AsyncHandler
+	// maxSGERd is max_sge_rd, the SGEs an RDMA read may scatter into
+	// (siw: 1), which the contract's MaxSGE does not tell.
+	maxSGERd int
+	async    rdma.AsyncHandler
 
 	stopping atomic.Bool
 	done     chan struct{}
@@ -144,6 +147,10 @@ func (d *device) query() error {
 	d.ib = pa.link_layer == C.IBV_LINK_LAYER_INFINIBAND
 	d.noQPEvents = da.vendor_id == rxeVendorID
 	d.srqResize = da.device_cap_flags&C.IBV_DEVICE_SRQ_RESIZE != 0
+	d.maxSGERd = int(da.max_sge_rd)
+	if d.maxSGERd <= 0 {
+		d.maxSGERd = int(da.max_sge)
+	}
 	a := rdma.DeviceAttr{
 		Name:            C.GoString(C.gd_device_name(d.ctx)),
 		Vendor:          fmt.Sprintf("vendor %#x part %#x hw %#x", uint32(da.vendor_id), uint32(da.vendor_part_id), uint32(da.hw_ver)),

@@ -30,8 +30,10 @@ func errnoOf(ret C.int, err error) syscall.Errno {
 func wrap(op string, e syscall.Errno) error {
 	var base error
 	switch e {
-	case syscall.EINVAL, syscall.EOPNOTSUPP:
+	case syscall.EINVAL:
 		base = rdma.ErrInvalid
+	case syscall.EOPNOTSUPP, syscall.ENOSYS:
+		base = rdma.ErrNotSupported
 	case syscall.EBUSY:
 		base = rdma.ErrBusy
 	case syscall.EFAULT:

@@ -205,26 +205,42 @@ func (q *qp) Num() uint32 { return q.num }
 // Cap is the capacities granted.
 func (q *qp) Cap() rdma.QPCap { return q.cap }
 
-// State is the device's state of the QP (ibv_query_qp); a destroyed QP
-// reports Error.
+// State is the QP's state: the one the backend moved it to, unless the
+// device put it in Error by itself (ibv_query_qp); a destroyed QP reports
+// Error. (iWARP devices report states of their own: siw says Reset for a
+// connected QP, so the device's word is taken for Error only.)
 func (q *qp) State() rdma.QPState {
 	q.d.mu.Lock()
 	defer q.d.mu.Unlock()
 	if q.dead {
 		return rdma.QPSErr
 	}
-	st := C.gd_query_state(q.ibqp)
-	if st < 0 {
+	hw := C.gd_query_state(q.ibqp)
+	if hw == C.IBV_QPS_ERR {
 		return rdma.QPSErr
 	}
-	return rdma.QPState(st)
+	switch C.gd_qp_state(q.c) {
+	case C.GD_QPS_INIT:
+		return rdma.QPSInit
+	case C.GD_QPS_CONN:
+		if hw == C.IBV_QPS_RTR || hw == C.IBV_QPS_RTS {
+			return rdma.QPState(hw)
+		}
+		return rdma.QPSInit
+	case C.GD_QPS_RTS:
+		if hw == C.IBV_QPS_SQD || hw == C.IBV_QPS_SQE {
+			return rdma.QPState(hw)
+		}
+		return rdma.QPSRTS
+	}
+	return rdma.QPSErr
 }
 
 // PostSend appends a send-queue request (ibv_post_send): one C call, no
 // allocation.
 func (q *qp) PostSend(wr *rdma.SendWR) error {
 	n := len(wr.SGL)
-	if n > q.cap.MaxSendSGE || wr.Opcode > rdma.WRRDMARead {
+	if n > q.cap.MaxSendSGE || wr.Opcode > rdma.WRRDMARead || (wr.Opcode == rdma.WRRDMARead && n > q.d.maxSGERd) {
 		return rdma.ErrInvalid
 	}
 	if wr.Flags&rdma.SendInline != 0 {

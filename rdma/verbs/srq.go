@@ -8,6 +8,7 @@ import "C"
 import (
 	"fmt"
 	"runtime"
+	"syscall"
 	"unsafe"
 
 	"godat/rdma"
@@ -36,6 +37,9 @@ type srq struct {
 	// fired counts the limit events the device raised, emulated those the
 	// backend raised at arming (tests and logs tell them apart).
 	fired, emulated int
+	// armed is the limit as the backend knows it (0 after an event), for
+	// devices that cannot query an SRQ (siw).
+	armed int
 }
 
 // CreateSRQ creates a shared receive queue (ibv_create_srq).
@@ -152,6 +156,7 @@ func (s *srq) Modify(attr rdma.SRQAttr, mask rdma.SRQAttrMask) error {
 func (s *srq) armLocked(limit int) error {
 	if limit > 0 && int(C.gd_srq_held(s.c)) < limit {
 		C.gd_modify_srq(s.c.srq, 0, 0, C.IBV_SRQ_LIMIT)
+		s.armed = 0
 		s.emulated++
 		s.d.raise(rdma.AsyncEvent{Type: rdma.AsyncSRQLimitReached, Context: s.ctx})
 		return nil
@@ -159,6 +164,7 @@ func (s *srq) armLocked(limit int) error {
 	if r := C.gd_modify_srq(s.c.srq, 0, C.uint32_t(limit), C.IBV_SRQ_LIMIT); r != 0 {
 		return wrap("ibv_modify_srq limit", errnoOf(r, nil))
 	}
+	s.armed = limit
 	return nil
 }
 
@@ -170,11 +176,14 @@ func (s *srq) Query() (rdma.SRQAttr, error) {
 		if s.dead {
 			return rdma.ErrClosed
 		}
+		out = rdma.SRQAttr{MaxWR: s.max, MaxSGE: s.sge, Limit: s.armed}
 		var qa C.struct_ibv_srq_attr
-		if r := C.gd_query_srq(s.c.srq, &qa); r != 0 {
+		switch r := C.gd_query_srq(s.c.srq, &qa); {
+		case r == 0:
+			out.Limit = int(qa.srq_limit)
+		case syscall.Errno(r) != syscall.EOPNOTSUPP:
 			return wrap("ibv_query_srq", errnoOf(r, nil))
 		}
-		out = rdma.SRQAttr{MaxWR: s.max, MaxSGE: s.sge, Limit: int(qa.srq_limit)}
 		return nil
 	})
 	return out, err
