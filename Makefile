@@ -4,8 +4,14 @@ PREFIX     ?= /usr/local
 SYSCONFDIR ?= $(PREFIX)/etc
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
+BINDIR     ?= $(PREFIX)/bin
+MANDIR     ?= $(PREFIX)/share/man
 DESTDIR    ?=
 
+# The Go toolchain: go on PATH, else where the Go distribution installs it.
+ifeq ($(shell command -v go 2>/dev/null),)
+export PATH := $(PATH):/usr/local/go/bin
+endif
 GO      ?= go
 CC      ?= cc
 VERSION := 1.2.0
@@ -14,19 +20,22 @@ LIB     := $(B)/lib/libdat.so.$(VERSION)
 PCDIR   := $(B)/pkgconfig
 GOSRC   := $(shell find core rdma export -name '*.go' -o -name '*.c' -o -name '*.h' -o -name '*.map') go.mod go.sum
 HEADERS := $(wildcard include/dat/*.h)
+DATINFO := $(B)/bin/datinfo
+MANPAGES := man/datinfo.1 man/godat.7
+CFLAGS  ?= -O2 -g -Wall -Wextra -Werror -std=gnu11
 
 # Tests and examples find the library and headers of this tree through
 # pkg-config, as a consumer would, and the repository's dat.conf.
 TESTENV := PKG_CONFIG_PATH=$(CURDIR)/$(PCDIR) DAT_OVERRIDE=$(CURDIR)/dat.conf
 
-.PHONY: all check install example bench clean gotest ctest abi headers symbols installcheck coverage sanitize \
-	check-verbs verbs-guest
+.PHONY: all deps check install example bench clean gotest ctest abi headers symbols installcheck coverage sanitize \
+	fresh-check generated designcheck check-verbs verbs-guest
 
 # Paths under the prefix are written as ${prefix}/... in dat.pc, so that
 # pkg-config --define-prefix can relocate a staged (DESTDIR) install.
 under_prefix = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 
-all: $(LIB) $(PCDIR)/dat.pc
+all: $(LIB) $(PCDIR)/dat.pc $(DATINFO)
 
 $(LIB): $(GOSRC) $(HEADERS)
 	@mkdir -p $(B)/lib
@@ -43,8 +52,21 @@ $(PCDIR)/dat.pc: pkgconfig/dat.pc.in
 	sed -e 's|@PREFIX@|$(CURDIR)|' -e 's|@LIBDIR@|$(CURDIR)/$(B)/lib|' \
 	    -e 's|@INCLUDEDIR@|$(CURDIR)/include|' -e 's|@SYSCONFDIR@|$(CURDIR)|' $< > $@
 
+# The Debian packages the build and the tests need (tools/deps.sh: installs
+# them as root, else prints the apt-get line). The README's two commands run
+# it first; the rest of the targets assume it has run.
+deps:
+	@tools/deps.sh
+
+# datinfo (tools/datinfo), a C program over the public DAT API, run from the
+# build tree; `make install` links it again against the installed library.
+$(DATINFO): tools/datinfo/datinfo.c tools/datinfo/env.h $(HEADERS) $(LIB)
+	@mkdir -p $(B)/bin
+	$(CC) $(CFLAGS) -Iinclude -o $@ $< -L$(B)/lib -Wl,-rpath,$(CURDIR)/$(B)/lib -ldat
+
 # The first README command: build and run a real client/server exchange.
-example: all
+example: deps
+	@$(MAKE) --no-print-directory all
 	$(MAKE) -C ctest example TESTENV="$(TESTENV)"
 
 # Benchmarks beside libfabric, UCX and C floors, as one table (not part of
@@ -52,13 +74,33 @@ example: all
 bench: all
 	$(MAKE) -C bench run TESTENV="$(TESTENV)"
 
-check: all gotest abi headers symbols ctest coverage sanitize installcheck check-verbs
+# The second README command, and all CI runs (.ci/run). Every part runs
+# even when an earlier one fails (make -k), so one red part does not hide
+# the others; check fails if any part failed.
+CHECKS := generated designcheck gotest abi headers symbols ctest coverage sanitize installcheck check-verbs
+check: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -k $(CHECKS) || { echo "make check: FAILED (see the parts above)"; exit 1; }
+
+# The README's two commands in a fresh Debian root from a clean clone of
+# HEAD (root only; slow, so not part of check).
+fresh-check:
+	tools/fresh-check.sh $(CURDIR)
 
 gotest:
-	$(GO) vet ./core/... ./rdma/... ./ctest/...
+	$(GO) vet ./core/... ./rdma/... ./ctest/... ./tools/...
 	$(GO) vet -tags cgotest ./export
-	$(GO) test -race -count=1 ./core/... ./rdma/... ./ctest/...
+	$(GO) test -race -count=1 ./core/... ./rdma/... ./ctest/... ./tools/...
 	$(GO) test -count=1 -tags cgotest ./export
+
+# Generated files are current: datinfo's table of environment variables
+# (go generate ./core) and godat(7) names every one of them.
+generated:
+	$(GO) run ./tools/envgen -check tools/datinfo/env.h -man man/godat.7
+
+# Every path DESIGN.md names exists.
+designcheck:
+	tools/designcheck.sh DESIGN.md
 
 abi:
 	ctest/abi/run.sh $(CURDIR)
@@ -127,6 +169,12 @@ install: all
 	ln -sf libdat.so.1 $(DESTDIR)$(LIBDIR)/libdat.so
 	install -m 0644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/dat/
 	install -m 0644 dat.conf $(DESTDIR)$(SYSCONFDIR)/dat.conf
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
+	@mkdir -p $(B)/install
+	$(CC) $(CFLAGS) -Iinclude -o $(B)/install/datinfo tools/datinfo/datinfo.c -L$(B)/lib -Wl,-rpath,$(LIBDIR) -ldat
+	install -m 0755 $(B)/install/datinfo $(DESTDIR)$(BINDIR)/datinfo
+	install -m 0644 man/datinfo.1 $(DESTDIR)$(MANDIR)/man1/datinfo.1
+	install -m 0644 man/godat.7 $(DESTDIR)$(MANDIR)/man7/godat.7
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call under_prefix,$(LIBDIR))|' \
 	    -e 's|@INCLUDEDIR@|$(call under_prefix,$(INCLUDEDIR))|' \
 	    -e 's|@SYSCONFDIR@|$(call under_prefix,$(SYSCONFDIR))|' pkgconfig/dat.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/dat.pc

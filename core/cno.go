@@ -211,9 +211,7 @@ func (c *CNO) Wait(timeout time.Duration) (*EVD, error) {
 		// Arm every CQ of the CNO, then look once more: a completion
 		// that came before an arm does not notify.
 		for _, e := range c.snapshot() {
-			if e.cq != nil {
-				_ = e.cq.Arm(false)
-			}
+			e.arm()
 		}
 		if got, end = c.look(orphaned); got != nil || end {
 			continue

@@ -185,13 +185,37 @@ func TestEVDOfAnotherIA(t *testing.T) {
 	assert.Same(t, ep, ev.EP)
 	assert.Equal(t, uint64(5), ev.Cookie)
 
+	// An EVD of an IA on another device works too, when the backend lets
+	// a CQ of one device notify another device's channel (the software
+	// provider does; verbs devices cannot share CQs).
 	other, err := OpenIA(f.config("other"))
 	require.NoError(t, err)
 	defer other.Close(false)
-	evdOther, err := other.CreateEVD(8, EVDDTO, nil)
+	dtoOther, err := other.CreateEVD(8, EVDDTO, nil)
 	require.NoError(t, err)
-	_, err = ia1.CreateEP(EPConfig{PZ: pz, RecvEVD: evdOther})
-	assert.Equal(t, ErrHandle(SubHandleEVDRecv), err, "an EVD of another device cannot take this device's completions")
+	ep2, err := ia1.CreateEP(EPConfig{PZ: pz, RecvEVD: dtoOther, ReqEVD: dtoOther, ConnEVD: conn2})
+	require.NoError(t, err)
+	require.NoError(t, ep2.PostRecv([]Segment{{LMRContext: info.LMRContext, Addr: 0x100000, Length: 64}}, 6, 0))
+	cep2 := c.ep(t, nil, c.dto)
+	require.NoError(t, cep2.Connect(netipLoopback, q, waitFor, nil))
+	ev = next(t, cr1)
+	require.NoError(t, ev.CR.Accept(ep2, nil))
+	require.Equal(t, EventConnEstablished, next(t, conn2).Number)
+	require.Equal(t, EventConnEstablished, next(t, c.conn).Number)
+	waited := make(chan Event, 1)
+	go func() {
+		var w Event
+		if _, err := dtoOther.Wait(waitFor, 1, &w); err == nil {
+			waited <- w
+		}
+		close(waited)
+	}()
+	time.Sleep(10 * time.Millisecond) // let the waiter sleep first
+	send(t, c, cep2, 1, 8)
+	w, ok := <-waited
+	require.True(t, ok, "the waiter on the other device's EVD was not woken")
+	assert.Same(t, ep2, w.EP)
+	assert.Equal(t, uint64(6), w.Cookie)
 }
 
 // An empty dequeue costs the same whatever the number of EPs on the EVD.

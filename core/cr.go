@@ -118,8 +118,15 @@ func (cr *CR) Accept(ep *EP, private []byte) error {
 		cr.ia.mu.Unlock()
 		return ErrHandle(SubHandleCR)
 	}
-	if ep == nil {
+	provided := cr.ep != nil && cr.ep.byProvider
+	switch {
+	case ep == nil:
 		ep = cr.ep
+	case provided && ep != cr.ep:
+		// The request carries its EP: another one is refused, as in the
+		// references (dat_cr_accept(3DAT) names the EP either way).
+		cr.ia.mu.Unlock()
+		return ErrHandle(SubHandleEP)
 	}
 	if ep == nil || ep.ia != cr.ia {
 		cr.ia.mu.Unlock()
@@ -132,7 +139,10 @@ func (cr *CR) Accept(ep *EP, private []byte) error {
 		return ErrHandle(SubHandleEP)
 	}
 	want := EPUnconnected
-	if ep == cr.ep {
+	switch {
+	case provided && ep == cr.ep:
+		want = EPTentativeConnectionPending
+	case ep == cr.ep:
 		want = EPPassiveConnectionPending
 	}
 	if ep.state != want {
@@ -141,12 +151,20 @@ func (cr *CR) Accept(ep *EP, private []byte) error {
 		cr.ia.mu.Unlock()
 		return ErrState(epStateSub(s))
 	}
+	if ep.pz == nil {
+		// A provider-created EP not given a PZ yet: the references
+		// refuse it as an invalid EP, and the request stays pending.
+		ep.mu.Unlock()
+		cr.ia.mu.Unlock()
+		return ErrHandle(SubHandleEP)
+	}
 	if ep.connEVD == nil {
 		ep.mu.Unlock()
 		cr.ia.mu.Unlock()
 		return ErrState(SubStateEPEVDConnect)
 	}
 	ep.setStateLocked(EPCompletionPending)
+	ep.byProvider = false // the consumer's from now on
 	ep.remote = cr.req.RemoteAddr()
 	ep.connQual = uint64(ep.remote.Port()) // the active side's port qualifier
 	ep.passive, ep.lisQual = true, spQual(cr.sp, cr.req)
@@ -165,12 +183,19 @@ func (cr *CR) Accept(ep *EP, private []byte) error {
 }
 
 // Reject refuses the request (dat_cr_reject); the active side gets
-// DAT_CONNECTION_EVENT_PEER_REJECTED.
+// DAT_CONNECTION_EVENT_PEER_REJECTED. The EP a provider created for the
+// request "reverts to Provider Control" (dat_cr_reject(3DAT)) and is freed,
+// as the references free it: its handle is invalid afterwards. An RSP's
+// EP is the consumer's again, unconnected.
 func (cr *CR) Reject() error {
 	if err := cr.take(); err != nil {
 		return err
 	}
-	if cr.ep != nil {
+	if cr.ep != nil && cr.ep.byProvider {
+		cr.ia.mu.Lock()
+		cr.ep.destroyLocked()
+		cr.ia.mu.Unlock()
+	} else if cr.ep != nil {
 		cr.ep.mu.Lock()
 		if cr.ep.state == EPPassiveConnectionPending {
 			cr.ep.setStateLocked(EPUnconnected)

@@ -1,5 +1,7 @@
 package core
 
+//go:generate go run ../tools/envgen -o ../tools/datinfo/env.h
+
 import (
 	"os"
 	"sync/atomic"

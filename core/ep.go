@@ -34,6 +34,9 @@ type EP struct {
 	rsp      *RSP   // the reserved service point holding this EP
 	dead     bool
 	hwBroken bool // the coming disconnect is the hard watermark's: report BROKEN
+	// byProvider: created for a request of a DAT_PSP_PROVIDER_FLAG PSP, and
+	// the provider's until accepted (dat_cr_reject frees it).
+	byProvider bool
 
 	// live mirrors state for the post paths, which take no ep.mu: a post
 	// needs only "connected or disconnected"; the transport flushes what
@@ -133,19 +136,50 @@ func (ia *IA) CreateEP(cfg EPConfig) (*EP, error) {
 			return nil, err
 		}
 	}
+	// Any live EVD of the right kind will do, of this IA or another IA of
+	// the process (reference providers check the handle and the EVD's
+	// flags, never its IA, and programs that open several IAs rely on it);
+	// each is counted as used as it is checked, and let go again if the EP
+	// is not made after all.
+	var held []*EVD
+	release := func() {
+		for _, e := range held {
+			e.use(-1)
+		}
+	}
 	for _, c := range []struct {
 		evd  *EVD
 		flag EVDFlags
 		sub  Sub
 	}{{cfg.RecvEVD, EVDDTO, SubHandleEVDRecv}, {cfg.ReqEVD, EVDDTO, SubHandleEVDRequest}, {cfg.ConnEVD, EVDConnection, SubHandleEVDConn}} {
-		if c.evd != nil && !ia.evdUsable(c.evd, c.flag) {
+		if c.evd == nil {
+			continue
+		}
+		if !c.evd.acquire(c.flag) {
+			release()
 			return nil, ErrHandle(c.sub)
 		}
+		held = append(held, c.evd)
 	}
+	ep, err := ia.newEPLocked(cfg, attr, EPUnconnected)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	return ep, nil
+}
+
+// newEPLocked makes an EP in state with the PZ, EVDs and SRQ of cfg (which
+// the caller checked and holds) and attr; ia.mu is held. A nil PZ is a
+// provider-created EP's (see PSP.connRequest): its queue pair is in the
+// IA's own protection domain, which no PZ shares, until dat_ep_modify gives
+// it one.
+func (ia *IA) newEPLocked(cfg EPConfig, attr EPAttr, state EPState) (*EP, error) {
 	if len(ia.eps) >= ia.attr.MaxEPs {
 		return nil, E(KindInsufficientResources, SubResourceTEP)
 	}
-	ep := &EP{ia: ia, pz: cfg.PZ, srq: cfg.SRQ, attr: attr, recvEVD: cfg.RecvEVD, reqEVD: cfg.ReqEVD, connEVD: cfg.ConnEVD}
+	ep := &EP{ia: ia, pz: cfg.PZ, srq: cfg.SRQ, attr: attr, state: state,
+		recvEVD: cfg.RecvEVD, reqEVD: cfg.ReqEVD, connEVD: cfg.ConnEVD}
 	ep.kind = TypeEP
 	// srq_soft_hw is the initial soft high watermark of an EP that uses an
 	// SRQ; other EPs start unarmed (dat_ep_set_watermark arms any EP).
@@ -179,31 +213,14 @@ func (ia *IA) CreateEP(cfg EPConfig) (*EP, error) {
 		return nil, err
 	}
 	ia.dev.setQP(ep.qpn, ep)
-	cfg.PZ.users++
+	if cfg.PZ != nil {
+		cfg.PZ.users++
+	}
 	if cfg.SRQ != nil {
 		cfg.SRQ.attach(ep)
 	}
-	for _, e := range []*EVD{cfg.RecvEVD, cfg.ReqEVD, cfg.ConnEVD} {
-		if e != nil {
-			e.use(1)
-		}
-	}
 	ep.notifyControl(attr, 1)
 	return ep, nil
-}
-
-// evdUsable tells whether an EP of ia may use evd for the stream flag: a
-// live EVD of that kind, of this IA or of another IA of the process on the
-// same device (reference providers accept an EVD of any IA of the process,
-// which programs that open several IAs rely on; an EVD's CQ can only serve
-// QPs of its own device). ia.mu is held.
-func (ia *IA) evdUsable(evd *EVD, flag EVDFlags) bool {
-	if evd.flags&flag == 0 || evd.ia.dev != ia.dev {
-		return false
-	}
-	evd.mu.Lock()
-	defer evd.mu.Unlock()
-	return !evd.dead
 }
 
 // qpAttrLocked is the transport's description of the EP's queue pair for
@@ -211,13 +228,22 @@ func (ia *IA) evdUsable(evd *EVD, flag EVDFlags) bool {
 func (ep *EP) qpAttrLocked(attr EPAttr, pz *PZ, req, recv *EVD) (rdma.QPInitAttr, error) {
 	ia := ep.ia
 	q := rdma.QPInitAttr{
-		PD: pz.pd, CM: ia.cm, Context: uint64(ep.id),
+		CM: ia.cm, Context: uint64(ep.id),
 		Cap: rdma.QPCap{
 			MaxSendWR: attr.MaxRequestDTOs, MaxRecvWR: ia.recvDepth(attr),
 			MaxSendSGE: max(attr.MaxRequestIOV, attr.MaxRDMAReadIOV, attr.MaxRDMAWriteIOV),
 			MaxRecvSGE: attr.MaxRecvIOV,
 		},
 		MaxRdAtomic: attr.MaxRDMAReadIn, MaxInitRdAtomic: attr.MaxRDMAReadOut,
+	}
+	if pz != nil {
+		q.PD = pz.pd
+	} else {
+		pd, err := ia.ownPDLocked()
+		if err != nil {
+			return q, err
+		}
+		q.PD = pd
 	}
 	if ep.srq != nil {
 		q.SRQ = ep.srq.backend
@@ -230,12 +256,12 @@ func (ep *EP) qpAttrLocked(attr EPAttr, pz *PZ, req, recv *EVD) (rdma.QPInitAttr
 	return q, err
 }
 
-// cqOf is the CQ a QP completes into for evd: its own, or for a stream
-// without an EVD the IA's CQ that no one polls (no post is allowed there).
-// ia.mu is held.
+// cqOf is the CQ a QP of ia completes into for evd: the EVD's CQ on ia's
+// device, or for a stream without an EVD the IA's CQ that no one polls (no
+// post is allowed there). ia.mu is held.
 func (ia *IA) cqOf(evd *EVD) (rdma.CQ, error) {
 	if evd != nil {
-		return evd.cq, nil
+		return evd.cqFor(ia.dev)
 	}
 	if ia.noCQ == nil {
 		cq, err := ia.dev.dev.CreateCQ(1, nil, 0)
@@ -245,6 +271,20 @@ func (ia *IA) cqOf(evd *EVD) (rdma.CQ, error) {
 		ia.noCQ = cq
 	}
 	return ia.noCQ, nil
+}
+
+// ownPDLocked is the protection domain of the IA's provider-created EPs
+// before they get a PZ: no LMR is registered in it, so nothing posted there
+// can reach memory. ia.mu is held.
+func (ia *IA) ownPDLocked() (rdma.PD, error) {
+	if ia.ownPD == nil {
+		pd, err := ia.dev.dev.AllocPD()
+		if err != nil {
+			return nil, mapTransportError(err)
+		}
+		ia.ownPD = pd
+	}
+	return ia.ownPD, nil
 }
 
 // recvDepth is the depth of an EP's own receive queue: max_recv_dtos, or
@@ -278,7 +318,7 @@ func (ep *EP) Query() (EPParams, error) {
 		return EPParams{}, ErrHandle(SubHandleEP)
 	}
 	p := EPParams{State: ep.state, PZ: ep.pz, RecvEVD: ep.recvEVD, ReqEVD: ep.reqEVD, ConnEVD: ep.connEVD,
-		SRQ: ep.srq, Attr: ep.attr, RemoteAddr: ep.remote, RemoteQual: ep.connQual}
+		SRQ: ep.srq, Attr: ep.ia.effective(ep.attr, ep.srq != nil), RemoteAddr: ep.remote, RemoteQual: ep.connQual}
 	p.LocalAddr = netip.AddrPortFrom(ep.ia.attr.Address, 0)
 	switch ep.state {
 	case EPConnected, EPDisconnectPending, EPActiveConnectionPending, EPCompletionPending:
@@ -372,7 +412,15 @@ func (ep *EP) Modify(attr EPAttr, h EPHandles) error {
 		}
 		pz = h.PZ
 	}
+	// A new EVD may be of another IA, as at dat_ep_create; each is counted
+	// as used as it is checked, and let go again on failure.
 	recv, req, conn := ep.recvEVD, ep.reqEVD, ep.connEVD
+	var held []*EVD
+	release := func() {
+		for _, e := range held {
+			e.use(-1)
+		}
+	}
 	for _, c := range []struct {
 		set  bool
 		evd  *EVD
@@ -382,16 +430,22 @@ func (ep *EP) Modify(attr EPAttr, h EPHandles) error {
 		if !c.set {
 			continue
 		}
-		if c.evd != nil && !ia.evdUsable(c.evd, c.flag) {
-			return ErrArg(3)
+		if c.evd != nil && c.evd != *c.cur {
+			if !c.evd.acquire(c.flag) {
+				release()
+				return ErrArg(3)
+			}
+			held = append(held, c.evd)
 		}
 		*c.cur = c.evd
 	}
 	// Recv completion flags change only "before posting of any Recvs".
 	if attr.RecvCompletionFlags != ep.attr.RecvCompletionFlags && !ep.rq.idle() {
+		release()
 		return ErrState(SubNone)
 	}
 	if err := ep.reconfigureLocked(attr, pz, req, recv); err != nil {
+		release()
 		return err
 	}
 	rearm := ep.srq != nil && attr.SRQSoftHW != ep.attr.SRQSoftHW
@@ -404,7 +458,9 @@ func (ep *EP) Modify(attr EPAttr, h EPHandles) error {
 		ep.checkSoft(ep.held.Load())
 	}
 	if pz != ep.pz {
-		ep.pz.users--
+		if ep.pz != nil {
+			ep.pz.users--
+		}
 		pz.users++
 		ep.pz = pz
 	}
@@ -415,10 +471,7 @@ func (ep *EP) Modify(attr EPAttr, h EPHandles) error {
 		if *cur != nil {
 			(*cur).use(-1)
 		}
-		if nu != nil {
-			nu.use(1)
-		}
-		*cur = nu
+		*cur = nu // counted when it was acquired above
 	}
 	swap(&ep.recvEVD, recv)
 	swap(&ep.reqEVD, req)
@@ -562,7 +615,9 @@ func (ep *EP) destroyLocked() {
 			e.use(-1)
 		}
 	}
-	ep.pz.users--
+	if ep.pz != nil {
+		ep.pz.users--
+	}
 	if ep.srq != nil {
 		ep.srq.detach(ep)
 	}

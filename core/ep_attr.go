@@ -68,6 +68,35 @@ func (ia *IA) DefaultEPAttr() EPAttr {
 	}
 }
 
+// orDefault is v, or def when v is 0 (an attribute the consumer left 0).
+func orDefault[T int | uint64](v, def T) T {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// effective is a with every limit the consumer left 0 replaced by the limit
+// the EP really has, for dat_ep_query: the IA's maximum message and RDMA
+// sizes (what posts are held to), RDMA IOVs as deep as the request IOV,
+// and the receive queue's real depth. The references report stored
+// attributes as given, zeros included; filling them in tells the consumer
+// what it can post (dat_ep_query(3DAT) leaves the values to the provider),
+// and never a smaller value than it set. The RDMA read depths stay as set:
+// 0 there means the consumer does not care about RDMA reads
+// (dat_cr_accept(3DAT)), a statement, not a missing value.
+func (ia *IA) effective(a EPAttr, srq bool) EPAttr {
+	l := ia.attr
+	a.MaxMessageSize = orDefault(a.MaxMessageSize, l.MaxMessageSize)
+	a.MaxRDMASize = orDefault(a.MaxRDMASize, l.MaxRDMASize)
+	a.MaxRDMAReadIOV = orDefault(a.MaxRDMAReadIOV, a.MaxRequestIOV)
+	a.MaxRDMAWriteIOV = orDefault(a.MaxRDMAWriteIOV, a.MaxRequestIOV)
+	if !srq {
+		a.MaxRecvDTOs = ia.recvDepth(a)
+	}
+	return a
+}
+
 // checkEPAttr validates attributes against the IA's limits; arg is the
 // argument position reported on failure.
 func (ia *IA) checkEPAttr(a *EPAttr, arg int) error {

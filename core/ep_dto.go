@@ -191,22 +191,24 @@ func (ep *EP) postRequest(op rdma.WROpcode, segs []Segment, cookie uint64, remot
 	if ep.reqEVD == nil {
 		return ErrState(SubStateEPEVDRequest)
 	}
+	// Only the transport's real limits apply here, as in the references:
+	// segments against the EP's IOV depths (an RDMA IOV left 0 is as deep
+	// as the request IOV), lengths against the IA's maxima. The EP's
+	// max_message_size and max_rdma_size are checked against the IA when
+	// set, not enforced per post: programs leave them 0.
 	maxIOV := attr.MaxRequestIOV
+	limit := ep.ia.attr.MaxMessageSize
 	switch op {
 	case rdma.WRRDMAWrite:
-		maxIOV = attr.MaxRDMAWriteIOV
+		maxIOV, limit = orDefault(attr.MaxRDMAWriteIOV, maxIOV), ep.ia.attr.MaxRDMASize
 	case rdma.WRRDMARead:
-		maxIOV = attr.MaxRDMAReadIOV
+		maxIOV, limit = orDefault(attr.MaxRDMAReadIOV, maxIOV), ep.ia.attr.MaxRDMASize
 	}
 	ep.sendMu.Lock()
 	defer ep.sendMu.Unlock()
 	sgl, total, err := fillSGL(ep.sge[:], segs, maxIOV)
 	if err != nil {
 		return err
-	}
-	limit := attr.MaxMessageSize
-	if op != rdma.WRSend {
-		limit = attr.MaxRDMASize
 	}
 	if total > limit {
 		return ErrLength

@@ -255,3 +255,34 @@ func TestPassiveLocalQualifier(t *testing.T) {
 	assert.Equal(t, EPConnected, ep.State)
 	assert.Equal(t, uint64(q), ep.LocalQual)
 }
+
+// An EP whose attributes leave the sizes and RDMA IOVs 0 posts up to the
+// IA's maxima and its request IOV depth, and dat_ep_query reports those
+// effective values (issue 13).
+func TestZeroedEPAttributes(t *testing.T) {
+	attr := EPAttr{MaxRecvDTOs: 8, MaxRequestDTOs: 8, MaxRecvIOV: 2, MaxRequestIOV: 2}
+	f := newFixture(t, &attr)
+	defer f.close(t)
+	f.connect(t)
+	lim := f.ia.Attr()
+	two := []Segment{seg1[0], seg1[0]}
+	three := []Segment{seg1[0], seg1[0], seg1[0]}
+	require.NoError(t, f.ep.PostSend(seg1, 1, 0), "max_message_size 0 is no limit")
+	require.NoError(t, f.ep.PostRDMAWrite(two, 2, &RemoteSegment{Length: 128}, 0), "max_rdma_write_iov 0 is the request IOV")
+	require.NoError(t, f.ep.PostRDMARead(two, 3, &RemoteSegment{Length: 128}, 0))
+	assert.Equal(t, ErrArg(2), f.ep.PostRDMAWrite(three, 4, &RemoteSegment{Length: 192}, 0))
+	assert.Equal(t, ErrArg(2), f.ep.PostSend(three, 5, 0))
+	huge := []Segment{{LMRContext: 1, Addr: 4096, Length: lim.MaxMessageSize + 1}}
+	assert.Equal(t, ErrLength, f.ep.PostSend(huge, 6, 0), "the IA's maximum still holds")
+
+	p, err := f.ep.Query()
+	require.NoError(t, err)
+	assert.Equal(t, lim.MaxMessageSize, p.Attr.MaxMessageSize)
+	assert.Equal(t, lim.MaxRDMASize, p.Attr.MaxRDMASize)
+	assert.Equal(t, 2, p.Attr.MaxRDMAReadIOV)
+	assert.Equal(t, 2, p.Attr.MaxRDMAWriteIOV)
+	assert.Zero(t, p.Attr.MaxRDMAReadIn, "0: no interest in RDMA reads, as set")
+	assert.Zero(t, p.Attr.MaxRDMAReadOut)
+	assert.Equal(t, 8, p.Attr.MaxRecvDTOs)
+	assert.Equal(t, uint64(0), f.ep.Attr().MaxMessageSize, "the attributes as set keep their zeros")
+}

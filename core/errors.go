@@ -237,6 +237,46 @@ var (
 	ErrAddressUnsupported error = Error{KindInvalidAddress, SubAddressUnsupported}
 )
 
+// causedError is a DAT error with the failure underneath it (a transport or
+// OS error, a registry miss), kept for the log line that says why a call
+// failed.
+type causedError struct {
+	e     Error
+	cause error
+}
+
+func (c *causedError) Error() string { return c.e.Error() + ": " + c.cause.Error() }
+
+// Unwrap gives the DAT error, so AsError and errors.As find it.
+func (c *causedError) Unwrap() error { return c.e }
+
+// Because attaches cause, the failure underneath, to the DAT error e. While
+// logging is off nobody will read the cause, so e is returned as it is and
+// nothing is allocated.
+func Because(e, cause error) error {
+	if cause == nil || !LogEnabled(LevelDebug) {
+		return e
+	}
+	return &causedError{e: AsError(e), cause: cause}
+}
+
+// Cause is the failure underneath err: the cause Because attached, or err
+// itself when it is not a DAT error at all (it then becomes
+// DAT_INTERNAL_ERROR); nil for a plain DAT error.
+func Cause(err error) error {
+	switch e := err.(type) {
+	case nil, Error:
+		return nil
+	case *causedError:
+		return e.cause
+	}
+	var e Error
+	if errors.As(err, &e) {
+		return nil
+	}
+	return err
+}
+
 // AsError extracts the DAT class and minor code of err. Errors that are not
 // DAT errors (a bug or an unexpected OS failure) become an internal error.
 func AsError(err error) Error {

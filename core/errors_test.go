@@ -11,6 +11,7 @@ import (
 
 // Backends wrap their sentinels with detail; the DAT code must survive.
 func TestMapTransportErrorWrapped(t *testing.T) {
+	clearLogEnv(t) // logging off: the errors are the bare sentinels
 	wrapped := fmt.Errorf("soft: listen: too many open files: %w", rdma.ErrNoResources)
 	require.Equal(t, ErrNoMemory, mapTransportError(wrapped))
 	require.Equal(t, ErrConnQualInUse, mapTransportError(rdma.ErrServiceInUse))
@@ -32,4 +33,28 @@ func TestTrimSGL(t *testing.T) {
 	sgl := []rdma.SGE{{Length: 4}, {Length: 4}, {Length: 4}}
 	got := trimSGL(sgl, 6)
 	require.Equal(t, []rdma.SGE{{Length: 4}, {Length: 2}}, got)
+}
+
+// With logging on, a mapped transport error keeps its cause for the line
+// that says why the call failed; its DAT code is unchanged. With logging
+// off nothing is attached.
+func TestBecauseKeepsCauseOnlyWhenLogging(t *testing.T) {
+	clearLogEnv(t)
+	raw := fmt.Errorf("soft: listen: %w", rdma.ErrServiceInUse)
+	require.Equal(t, ErrConnQualInUse, mapTransportError(raw))
+	require.Nil(t, Cause(ErrConnQualInUse))
+
+	captureLog(t, LevelDebug)
+	err := mapTransportError(raw)
+	require.Equal(t, Error{KindConnQualInUse, SubNone}, AsError(err))
+	require.ErrorIs(t, err, ErrConnQualInUse)
+	require.Same(t, raw, Cause(err))
+	require.Nil(t, Cause(ErrQueueEmpty), "a plain DAT error has no cause")
+	other := fmt.Errorf("not a DAT error")
+	require.Same(t, other, Cause(other), "a Go error is its own cause")
+	require.Equal(t, ErrInternal, AsError(other))
+	require.True(t, LogEnabled(LevelDebug))
+	SetLogLevel(LevelWarn)
+	require.False(t, LogEnabled(LevelDebug))
+	require.Equal(t, ErrConnQualInUse, mapTransportError(raw))
 }

@@ -36,6 +36,9 @@ type EVD struct {
 	flags EVDFlags
 	id    uint32  // names the EVD to the transport (its CQ's context)
 	cq    rdma.CQ // DTO EVDs: the CQ their EPs' QPs complete into
+	// more are the EVD's CQs on other devices, for EPs of IAs on another
+	// device (cqFor); copied on write, polled after cq. Rarely any.
+	more atomic.Pointer[[]foreignCQ]
 
 	mu       sync.Mutex
 	ring     []Event // circular; grows past qlen rather than drop an event
@@ -80,6 +83,55 @@ const (
 	evdMinRing  = 16
 	evdInitRing = 1024
 )
+
+// foreignCQ is an EVD's CQ on a device other than its IA's.
+type foreignCQ struct {
+	dev *device
+	cq  rdma.CQ
+}
+
+// acquire counts one more user of e if it is alive and accepts flag; it
+// fails when e is freed (or its IA closing) or of the wrong kind. Checking
+// and counting in one step under e.mu keeps the EVD alive for its new user
+// without its IA's lock.
+func (e *EVD) acquire(flag EVDFlags) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.dead || e.ia.closed.Load() || e.flags&flag == 0 {
+		return false
+	}
+	e.users++
+	return true
+}
+
+// cqFor is the EVD's CQ for QPs of device d: its own when d is its IA's
+// device (IAs of one dat.conf entry share it), else one made on d whose
+// notifications go to the EVD's own IA's channel, where its waiters sleep.
+// A backend that cannot notify another device's channel refuses: then an
+// EP of that device cannot use the EVD.
+func (e *EVD) cqFor(d *device) (rdma.CQ, error) {
+	if d == e.ia.dev {
+		return e.cq, nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var cur []foreignCQ
+	if p := e.more.Load(); p != nil {
+		cur = *p
+	}
+	for _, f := range cur {
+		if f.dev == d {
+			return f.cq, nil
+		}
+	}
+	cq, err := d.dev.CreateCQ(e.qlen, e.ia.comp, uint64(e.id))
+	if err != nil {
+		return nil, ErrHandle(SubNone)
+	}
+	nu := append(cur[:len(cur):len(cur)], foreignCQ{dev: d, cq: cq})
+	e.more.Store(&nu)
+	return cq, nil
+}
 
 // backlog is the backlog of a service point that delivers its requests to
 // the EVD: its queue length (dat_psp_create(3DAT)).
@@ -387,11 +439,16 @@ func (e *EVD) destroyLocked() {
 		cno.detach(e, true)
 	}
 	if e.cq != nil {
-		// Completions still in the CQ give their buffers back too.
+		// Completions still in the CQs give their buffers back too.
 		e.pollMu.Lock()
 		e.drainDeadLocked()
 		e.pollMu.Unlock()
 		e.cq.Destroy()
+		if p := e.more.Load(); p != nil {
+			for _, f := range *p {
+				f.cq.Destroy()
+			}
+		}
 	}
 	evdIDs.remove(e.id)
 	e.ia.wake()

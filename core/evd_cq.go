@@ -31,7 +31,7 @@ func newEVD(ia *IA, qlen int, flags EVDFlags, cno *CNO) (*EVD, error) {
 // to the ring. It reports whether out was filled.
 func (e *EVD) pumpDequeue(out *Event) bool {
 	e.pollMu.Lock()
-	n := e.cq.Poll(e.wcs[:])
+	n := e.pollLocked()
 	if n == 0 {
 		e.pollMu.Unlock()
 		return false
@@ -64,7 +64,7 @@ func (e *EVD) pump(max int) int {
 	added := 0
 	e.pollMu.Lock()
 	for {
-		n := e.cq.Poll(e.wcs[:])
+		n := e.pollLocked()
 		if n == 0 {
 			break
 		}
@@ -77,6 +77,36 @@ func (e *EVD) pump(max int) int {
 	}
 	e.pollMu.Unlock()
 	return added
+}
+
+// pollLocked polls the EVD's CQ, then its CQs on other devices if any,
+// into e.wcs; pollMu is held.
+func (e *EVD) pollLocked() int {
+	n := e.cq.Poll(e.wcs[:])
+	if n > 0 {
+		return n
+	}
+	if p := e.more.Load(); p != nil {
+		for _, f := range *p {
+			if n = f.cq.Poll(e.wcs[:]); n > 0 {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// arm arms every CQ of the EVD for the next completion.
+func (e *EVD) arm() {
+	if e.cq == nil {
+		return
+	}
+	_ = e.cq.Arm(false)
+	if p := e.more.Load(); p != nil {
+		for _, f := range *p {
+			_ = f.cq.Arm(false)
+		}
+	}
 }
 
 // enqueueLocked moves the first k converted events into the ring; pollMu
@@ -110,7 +140,7 @@ func (e *EVD) enqueueLocked(k int) {
 // completions held; pollMu is held.
 func (e *EVD) drainDeadLocked() {
 	for {
-		n := e.cq.Poll(e.wcs[:])
+		n := e.pollLocked()
 		if n == 0 {
 			return
 		}

@@ -126,7 +126,7 @@ func (e *EVD) waitLoop(timeout time.Duration, threshold int, out *Event) (int, e
 		if !armed && e.cq != nil {
 			// Arm, then look once more: a completion that came before
 			// the arm does not notify.
-			_ = e.cq.Arm(false)
+			e.arm()
 			armed = true
 			if r, n = e.look(threshold, out); r != waitNotYet {
 				continue

@@ -82,6 +82,7 @@ type IA struct {
 	asyncEVD *EVD
 	ownAsync bool
 	noCQ     rdma.CQ // the CQ of QPs whose EP has no request or receive EVD
+	ownPD    rdma.PD // the PD of provider-created EPs without a PZ yet
 
 	// noCQMu guards the poll of noCQ and its buffers.
 	noCQMu  sync.Mutex
@@ -342,6 +343,10 @@ func (ia *IA) destroyAll() []rdma.ConnRequest {
 	if ia.noCQ != nil {
 		ia.noCQ.Destroy()
 		ia.noCQ = nil
+	}
+	if ia.ownPD != nil {
+		ia.ownPD.Dealloc()
+		ia.ownPD = nil
 	}
 	return pending
 }

@@ -32,9 +32,12 @@ const (
 	PrivAll         MemPriv = 0x33
 )
 
-// access is the transport's access for the privileges. Local read is
-// implicit, as in verbs: a region registered with local write only (or with
-// remote rights only) may still be the source of a send or RDMA write.
+// access is what the transport registers for p. Local read is always
+// granted (the transport has no flag for it): verbs has no local-read
+// permission (a registered region is readable by its own side), every
+// reference provider lets a send or RDMA write read an LMR registered
+// without DAT_MEM_PRIV_LOCAL_READ_FLAG, and programs do not ask for it
+// (dat_lmr_create(3DAT) leaves it open).
 func (p MemPriv) access() rdma.Access {
 	var a rdma.Access
 	if p&PrivLocalWrite != 0 {
@@ -100,13 +103,15 @@ func (ia *IA) CreateLMR(region LMRRegion, length uint64, pz *PZ, priv MemPriv) (
 	addr := region.Addr
 	switch region.Type {
 	case MemVirtual, MemSharedVirtual:
-		if addr == 0 {
-			return nil, LMRInfo{}, ErrArg(3)
-		}
 		if length == 0 {
 			// The page lists no code for an empty region; DAT_LENGTH_ERROR
-			// says what is wrong, and is what godat promises for it.
+			// says what is wrong, and is what godat promises for it. It
+			// comes before the address check, as in the references: a
+			// NULL, zero-length region is a length error too.
 			return nil, LMRInfo{}, E(KindLengthError, SubNone)
+		}
+		if addr == 0 {
+			return nil, LMRInfo{}, ErrArg(3)
 		}
 		if length > ia.attr.MaxLMRBlockSize || addr+length < addr {
 			return nil, LMRInfo{}, ErrArg(4)
@@ -280,10 +285,10 @@ func mapTransportError(err error) error {
 	}
 	for _, m := range transportErrors {
 		if errors.Is(err, m.from) {
-			return m.to
+			return Because(m.to, err)
 		}
 	}
-	return ErrInternal
+	return Because(ErrInternal, err)
 }
 
 var transportErrors = [...]struct{ from, to error }{

@@ -73,6 +73,22 @@ func Logf(level Level, format string, args ...any) {
 	_, _ = logOut.Write(buf)
 }
 
+// LogEnabled reports whether lines at level are written, so that callers
+// can skip preparing a line nobody will read. It costs one atomic load once
+// the environment has been read (the first call reads it).
+func LogEnabled(level Level) bool {
+	cur := Level(logLevel.Load())
+	if cur == levelUnset {
+		logMu.Lock()
+		if Level(logLevel.Load()) == levelUnset {
+			configureLocked()
+		}
+		cur = Level(logLevel.Load())
+		logMu.Unlock()
+	}
+	return level > LevelOff && level <= cur
+}
+
 // SetLogOutput redirects log lines, mainly so tests can capture them; nil
 // goes back to GODAT_LOG_FILE.
 func SetLogOutput(w io.Writer) {

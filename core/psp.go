@@ -29,38 +29,36 @@ func (ia *IA) CreatePSP(qual uint64, any bool, evd *EVD, flags PSPFlags) (*PSP, 
 	if flags != PSPConsumer && flags != PSPProvider {
 		return nil, 0, ErrArg(4)
 	}
-	if flags == PSPProvider {
-		// Provider-created EPs need provider-chosen PZ and EVDs, which
-		// the DAT 1.2 API gives no way to configure usefully.
-		return nil, 0, ErrModelNotSupported
-	}
 	ia.mu.Lock()
 	defer ia.mu.Unlock()
 	if err := ia.liveLocked(); err != nil {
 		return nil, 0, err
 	}
-	if evd == nil || !ia.evdUsable(evd, EVDCR) {
+	// Any live request EVD will do, of this IA or another (see CreateEP).
+	if evd == nil || !evd.acquire(EVDCR) {
 		return nil, 0, ErrHandle(SubHandleEVDCR)
 	}
 	p := &PSP{ia: ia, evd: evd, flags: flags}
 	p.kind = TypePSP
 	id, ok := spIDs.add(&spRef{psp: p})
 	if !ok {
+		evd.use(-1)
 		return nil, 0, E(KindInsufficientResources, SubResourceMemory)
 	}
 	p.id = id
 	lis, err := ia.dev.dev.Listen(ia.cm, qual, any, evd.backlog(), uint64(id))
 	if err != nil {
 		spIDs.remove(id)
+		evd.use(-1)
 		return nil, 0, mapTransportError(err)
 	}
 	p.lis, p.qual = lis, lis.ServiceID()
 	if err := bindLocked(ia, ia.psps, p); err != nil {
 		lis.Close()
 		spIDs.remove(id)
+		evd.use(-1)
 		return nil, 0, err
 	}
-	evd.use(1)
 	return p, p.qual, nil
 }
 
@@ -84,9 +82,48 @@ func (p *PSP) Query() (PSPParams, error) {
 	return PSPParams{Qual: p.qual, EVD: p.evd, Flags: p.flags}, nil
 }
 
-// connRequest delivers an arriving request (from the CM goroutine).
+// connRequest delivers an arriving request (from the CM goroutine). A PSP
+// made with DAT_PSP_PROVIDER_FLAG first creates the request's EP.
 func (p *PSP) connRequest(req rdma.ConnRequest) {
-	p.ia.newCR(p, p.evd, nil, req)
+	if p.flags != PSPProvider {
+		p.ia.newCR(p, p.evd, nil, req)
+		return
+	}
+	ep, err := p.ia.providerEP()
+	if err != nil {
+		// No EP, no request: as in the references, whose provider
+		// rejects a request it cannot create an EP for.
+		Logf(LevelWarn, "PSP %#x: no endpoint for a request (%v); rejected", p.Handle(), err)
+		req.Reject(rdma.RejectRefused, nil)
+		return
+	}
+	if !p.ia.newCR(p, p.evd, ep, req) {
+		p.ia.mu.Lock()
+		ep.destroyLocked()
+		p.ia.mu.Unlock()
+	}
+}
+
+// providerEP creates the EP a DAT_PSP_PROVIDER_FLAG PSP gives each request.
+// dat_psp_create(3DAT): "All Endpoints created by the Provider have
+// DAT_HANDLE_NULL for the Protection Zone and all Event Dispatchers", and
+// the consumer sets them with dat_ep_modify before it accepts. The
+// attributes are the IA's defaults, as the references give them (OFED dapl
+// and illumos udapl allocate the EP with default attributes; no transport
+// carries the active side's). Its state is
+// DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING, as in the references.
+func (ia *IA) providerEP() (*EP, error) {
+	ia.mu.Lock()
+	defer ia.mu.Unlock()
+	if err := ia.liveLocked(); err != nil {
+		return nil, err
+	}
+	ep, err := ia.newEPLocked(EPConfig{}, ia.DefaultEPAttr(), EPTentativeConnectionPending)
+	if err != nil {
+		return nil, err
+	}
+	ep.byProvider = true
+	return ep, nil
 }
 
 // Free stops listening (dat_psp_free). Pending requests stay valid.

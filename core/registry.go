@@ -220,7 +220,16 @@ type Registry struct {
 // read, as the reference does. No file, or an unreadable one (logged), gives
 // an empty registry rather than an error, so that dat_ia_open reports the
 // name as not registered. The error result is currently always nil.
+//
+// datinfo (tools/datinfo) learns which file the library reads, and why,
+// from the debug lines "registry: search path P" (one per candidate, in
+// order) and "registry: reading P", and the malformed lines from the warn
+// line "registry: skipping malformed line P:N: why": keep their wording
+// (ctest/test_datinfo.c checks it).
 func LoadRegistry(paths []string) (*Registry, error) {
+	for _, p := range paths {
+		Logf(LevelDebug, "registry: search path %s", p)
+	}
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -230,6 +239,7 @@ func LoadRegistry(paths []string) (*Registry, error) {
 			Logf(LevelWarn, "registry: cannot read %s: %v; using an empty registry", p, err)
 			return &Registry{path: p}, nil
 		}
+		Logf(LevelDebug, "registry: reading %s", p)
 		r := &Registry{path: p}
 		r.entries, r.problems = ParseRegistry(bytes.NewReader(data), p)
 		return r, nil
@@ -255,12 +265,14 @@ func (r *Registry) Lookup(name string, major, minor int) (RegistryEntry, error) 
 		}
 		other = append(other, fmt.Sprintf("%s at %s:%d", e.APIVersion, e.File, e.Line))
 	}
+	var why error
 	if len(other) > 0 {
-		Logf(LevelInfo, "registry: %q has no u%d.%d entry, only %s", name, major, minor, strings.Join(other, ", "))
+		why = fmt.Errorf("registry: %q has no u%d.%d entry, only %s", name, major, minor, strings.Join(other, ", "))
+		Logf(LevelInfo, "%v", why)
 	} else {
-		Logf(LevelDebug, "registry: %q is not in %q", name, r.path)
+		why = fmt.Errorf("registry: %q is not in %q", name, r.path)
 	}
-	return RegistryEntry{}, ErrNameNotRegistered
+	return RegistryEntry{}, Because(ErrNameNotRegistered, why)
 }
 
 // Entries returns a copy of the well-formed entries in file order, for

@@ -26,17 +26,20 @@ func (ia *IA) CreateRSP(qual uint64, ep *EP, evd *EVD) (*RSP, error) {
 	if ep == nil || ep.ia != ia {
 		return nil, ErrHandle(SubHandleEP)
 	}
-	if evd == nil || !ia.evdUsable(evd, EVDCR) {
+	// Any live request EVD will do, of this IA or another (see CreateEP).
+	if evd == nil || !evd.acquire(EVDCR) {
 		return nil, ErrHandle(SubHandleEVDCR)
 	}
 	ep.mu.Lock()
 	if ep.dead {
 		ep.mu.Unlock()
+		evd.use(-1)
 		return nil, ErrHandle(SubHandleEP)
 	}
 	if ep.state != EPUnconnected {
 		s := ep.state
 		ep.mu.Unlock()
+		evd.use(-1)
 		return nil, ErrState(epStateSub(s))
 	}
 	ep.mu.Unlock()
@@ -44,25 +47,27 @@ func (ia *IA) CreateRSP(qual uint64, ep *EP, evd *EVD) (*RSP, error) {
 	r.kind = TypeRSP
 	id, ok := spIDs.add(&spRef{rsp: r})
 	if !ok {
+		evd.use(-1)
 		return nil, E(KindInsufficientResources, SubResourceMemory)
 	}
 	r.id = id
 	lis, err := ia.dev.dev.Listen(ia.cm, qual, false, evd.backlog(), uint64(id))
 	if err != nil {
 		spIDs.remove(id)
+		evd.use(-1)
 		return nil, mapTransportError(err)
 	}
 	r.lis = lis
 	if err := bindLocked(ia, ia.rsps, r); err != nil {
 		lis.Close()
 		spIDs.remove(id)
+		evd.use(-1)
 		return nil, err
 	}
 	ep.mu.Lock()
 	ep.setStateLocked(EPReserved)
 	ep.rsp = r
 	ep.mu.Unlock()
-	evd.use(1)
 	return r, nil
 }
 

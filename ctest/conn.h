@@ -43,17 +43,24 @@ static inline DAT_EVD_HANDLE make_evd(DAT_IA_HANDLE ia, DAT_EVD_FLAGS flags)
 	return evd;
 }
 
-/* Opens an end; attr NULL gives the EP provider defaults. */
-static inline void end_open(struct end *e, const DAT_EP_ATTR *attr)
+/* Opens an end on the IA called name; attr NULL gives the EP provider
+ * defaults. */
+static inline void end_open_ia(struct end *e, const char *name, const DAT_EP_ATTR *attr)
 {
 	memset(e, 0, sizeof *e);
-	e->ia = open_ia(&e->async);
+	check_ok(dat_ia_open((char *)name, 16, &e->async, &e->ia));
 	e->req = make_evd(e->ia, DAT_EVD_DTO_FLAG);
 	e->recv = make_evd(e->ia, DAT_EVD_DTO_FLAG);
 	e->conn = make_evd(e->ia, DAT_EVD_CONNECTION_FLAG);
 	e->cr = make_evd(e->ia, DAT_EVD_CR_FLAG);
 	check_ok(dat_pz_create(e->ia, &e->pz));
 	check_ok(dat_ep_create(e->ia, e->pz, e->recv, e->req, e->conn, (DAT_EP_ATTR *)attr, &e->ep));
+}
+
+/* Opens an end on the IA under test. */
+static inline void end_open(struct end *e, const DAT_EP_ATTR *attr)
+{
+	end_open_ia(e, TEST_IA, attr);
 }
 
 /* Closes the IA abruptly, which destroys every object of the end. */
@@ -80,39 +87,52 @@ static inline DAT_RETURN connect_ep(DAT_EP_HANDLE ep, DAT_CONN_QUAL q, DAT_TIMEO
 			      (DAT_PVOID)pd, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG);
 }
 
+/* The waits below report a failure at their caller's line, so a failing
+ * case names the wait that failed, not this header. */
+
 /* The next event of evd; fails the test after CONN_TMO. */
-static inline DAT_EVENT wait_ev(DAT_EVD_HANDLE evd)
+static inline DAT_EVENT wait_ev_at(DAT_EVD_HANDLE evd, const char *file, int line)
 {
 	DAT_EVENT ev;
 	DAT_COUNT n = 0;
 	memset(&ev, 0, sizeof ev);
 	DAT_RETURN r = dat_evd_wait(evd, CONN_TMO, 1, &ev, &n);
-	if (r != DAT_SUCCESS)
-		fail_msg("no event within %d us: %s", CONN_TMO, ret_name(r));
+	if (r != DAT_SUCCESS) {
+		print_error("ERROR: no event within %d us: %s\n", CONN_TMO, ret_name(r));
+		_fail(file, line);
+	}
 	return ev;
 }
+#define wait_ev(evd) wait_ev_at((evd), __FILE__, __LINE__)
 
 /* The next event of evd, which must be number n. */
-static inline DAT_EVENT expect_ev(DAT_EVD_HANDLE evd, DAT_EVENT_NUMBER n)
+static inline DAT_EVENT expect_ev_at(DAT_EVD_HANDLE evd, DAT_EVENT_NUMBER n, const char *file, int line)
 {
-	DAT_EVENT ev = wait_ev(evd);
-	if (ev.event_number != n)
-		fail_msg("event 0x%x, want 0x%x", (unsigned)ev.event_number, (unsigned)n);
+	DAT_EVENT ev = wait_ev_at(evd, file, line);
+	if (ev.event_number != n) {
+		print_error("ERROR: event 0x%x, want 0x%x\n", (unsigned)ev.event_number, (unsigned)n);
+		_fail(file, line);
+	}
 	return ev;
 }
+#define expect_ev(evd, n) expect_ev_at((evd), (n), __FILE__, __LINE__)
 
 /* The next event of evd is a DTO completion of ep with this cookie and
  * status; returns the transferred length. */
-static inline DAT_VLEN expect_dto(DAT_EVD_HANDLE evd, DAT_EP_HANDLE ep, uint64_t cookie, DAT_DTO_COMPLETION_STATUS st)
+static inline DAT_VLEN expect_dto_at(DAT_EVD_HANDLE evd, DAT_EP_HANDLE ep, uint64_t cookie,
+				     DAT_DTO_COMPLETION_STATUS st, const char *file, int line)
 {
-	DAT_EVENT ev = expect_ev(evd, DAT_DTO_COMPLETION_EVENT);
+	DAT_EVENT ev = expect_ev_at(evd, DAT_DTO_COMPLETION_EVENT, file, line);
 	const DAT_DTO_COMPLETION_EVENT_DATA *d = &ev.event_data.dto_completion_event_data;
-	assert_ptr_equal(d->ep_handle, ep);
-	assert_int_equal(d->user_cookie.as_64, cookie);
-	if (d->status != st)
-		fail_msg("DTO cookie %llu: status %d, want %d", (unsigned long long)cookie, (int)d->status, (int)st);
+	if (d->ep_handle != ep || d->user_cookie.as_64 != cookie || d->status != st) {
+		print_error("ERROR: DTO of EP %p cookie %llu status %d, want EP %p cookie %llu status %d\n",
+			    (void *)d->ep_handle, (unsigned long long)d->user_cookie.as_64, (int)d->status, (void *)ep,
+			    (unsigned long long)cookie, (int)st);
+		_fail(file, line);
+	}
 	return d->transfered_length;
 }
+#define expect_dto(evd, ep, cookie, st) expect_dto_at((evd), (ep), (cookie), (st), __FILE__, __LINE__)
 
 /* No event is queued on evd right now. */
 static inline void expect_empty(DAT_EVD_HANDLE evd)
@@ -128,12 +148,18 @@ static inline DAT_EP_STATE ep_state(DAT_EP_HANDLE ep)
 	return st;
 }
 
-/* Opens both ends and a PSP on the passive one. */
+/* Opens both ends on the IA called name and a PSP on the passive one. */
+static inline void pair_open_ia(struct pair *x, const char *name, const DAT_EP_ATTR *attr)
+{
+	end_open_ia(&x->a, name, attr);
+	end_open_ia(&x->p, name, attr);
+	check_ok(dat_psp_create_any(x->p.ia, &x->q, x->p.cr, DAT_PSP_CONSUMER_FLAG, &x->psp));
+}
+
+/* Opens both ends on the IA under test and a PSP on the passive one. */
 static inline void pair_open(struct pair *x, const DAT_EP_ATTR *attr)
 {
-	end_open(&x->a, attr);
-	end_open(&x->p, attr);
-	check_ok(dat_psp_create_any(x->p.ia, &x->q, x->p.cr, DAT_PSP_CONSUMER_FLAG, &x->psp));
+	pair_open_ia(x, TEST_IA, attr);
 }
 
 /* Connects a.ep to p.ep: request, accept, both established. */

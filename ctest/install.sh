@@ -7,8 +7,10 @@
 # the installed files and symlinks, the installed dat.pc through pkg-config,
 # a consumer (ctest/examples/child_exec.c) built only from
 # `pkg-config --cflags --libs dat` that runs against the installed library
-# and finds the installed dat.conf with and without DAT_OVERRIDE, and a
-# staged install (PREFIX=/usr DESTDIR=<tmp>/stage).
+# and finds the installed dat.conf with and without DAT_OVERRIDE, the
+# installed datinfo (it finds that library and that dat.conf), the man pages
+# (they render without warnings), and a staged install (PREFIX=/usr
+# DESTDIR=<tmp>/stage).
 #
 # Prints "install: N passed, M failed"; exits non-zero on any failure.
 # Every step is bounded by timeout(1).
@@ -72,6 +74,19 @@ check "exactly the $nh headers installed" [ "$(ls "$P/include/dat" | wc -l)" -eq
 check "include/dat/udat.h installed" [ -f "$P/include/dat/udat.h" ]
 check "etc/dat.conf is the repository's dat.conf" cmp "$REPO/dat.conf" "$P/etc/dat.conf"
 check "lib/pkgconfig/dat.pc installed" [ -f "$P/lib/pkgconfig/dat.pc" ]
+check "bin/datinfo is an executable regular file" sh -c "[ -f '$P/bin/datinfo' ] && [ -x '$P/bin/datinfo' ]"
+check "share/man/man1/datinfo.1 is the repository's" cmp "$REPO/man/datinfo.1" "$P/share/man/man1/datinfo.1"
+check "share/man/man7/godat.7 is the repository's" cmp "$REPO/man/godat.7" "$P/share/man/man7/godat.7"
+# The man pages render without a warning from man or groff.
+for page in man1/datinfo.1 man7/godat.7; do
+	if command -v man >/dev/null 2>&1; then
+		check "man -l $page renders without warnings" \
+			sh -c "out=\$(MANWIDTH=80 man -l --warnings '$P/share/man/$page' 2>&1 >/dev/null) && [ -z \"\$out\" ] || { echo \"\$out\"; exit 1; }"
+		check "man -l $page prints its NAME section" sh -c "MANWIDTH=80 man -l '$P/share/man/$page' 2>/dev/null | grep -q '^NAME'"
+	else
+		bad "man(1) is not installed: cannot check $page (tools/deps.sh installs man-db)"
+	fi
+done
 
 # --- 3. pkg-config on the installed dat.pc ----------------------------------
 PC="env PKG_CONFIG_PATH=$P/lib/pkgconfig PKG_CONFIG_LIBDIR=$P/lib/pkgconfig pkg-config"
@@ -99,6 +114,19 @@ if [ -x "$T/child_exec" ]; then
 		timeout 30 env -u DAT_OVERRIDE -u LD_LIBRARY_PATH "$T/child_exec"
 	check "child_exec runs with DAT_OVERRIDE=$P/etc/dat.conf" \
 		timeout 30 env -u LD_LIBRARY_PATH DAT_OVERRIDE="$P/etc/dat.conf" "$T/child_exec"
+	# datinfo, installed, finds the installed library and its registry.
+	if command -v ldd >/dev/null 2>&1; then
+		check "datinfo resolves libdat.so.1 in the installed lib dir" \
+			sh -c "env -u LD_LIBRARY_PATH ldd '$P/bin/datinfo' | grep -q 'libdat.so.1 => $P/lib/libdat.so.1'"
+	fi
+	timeout 60 env -u DAT_OVERRIDE -u LD_LIBRARY_PATH "$P/bin/datinfo" >"$T/datinfo.out" 2>&1
+	st=$?
+	check "datinfo with no DAT_OVERRIDE exits 0" [ "$st" -eq 0 ]
+	check "datinfo names $P/etc/dat.conf as the registry" grep -qx "registry: $P/etc/dat.conf" "$T/datinfo.out"
+	check "datinfo says it is the library's sysconfdir" grep -q "^    $P/etc/dat.conf  *exists (libdat's sysconfdir)" "$T/datinfo.out"
+	check "datinfo opens godat-shm from the installed dat.conf" grep -q "^$P/etc/dat.conf:[0-9]*: godat-shm: ok: opens (soft-shm" "$T/datinfo.out"
+	check "datinfo -v godat-shm exits 0" timeout 60 env -u DAT_OVERRIDE -u LD_LIBRARY_PATH "$P/bin/datinfo" -v godat-shm
+	check "datinfo -v no-such-ia exits 1" sh -c "timeout 60 env -u DAT_OVERRIDE -u LD_LIBRARY_PATH '$P/bin/datinfo' -v no-such-ia; [ \$? -eq 1 ]"
 	# And the registry really is consulted: an empty one has no godat-shm.
 	: >"$T/empty.conf"
 	check "child_exec fails with an empty DAT_OVERRIDE registry" \
@@ -111,7 +139,8 @@ fi
 S=$T/stage
 if timeout 600 $MAKE_ENV make -C "$SRC" install PREFIX=/usr DESTDIR="$S" >"$LOG" 2>&1; then
 	ok
-	for f in lib/libdat.so.1.2.0 lib/libdat.so.1 lib/libdat.so include/dat/udat.h etc/dat.conf lib/pkgconfig/dat.pc; do
+	for f in lib/libdat.so.1.2.0 lib/libdat.so.1 lib/libdat.so include/dat/udat.h etc/dat.conf lib/pkgconfig/dat.pc \
+		bin/datinfo share/man/man1/datinfo.1 share/man/man7/godat.7; do
 		check "staged usr/$f" sh -c "[ -e '$S/usr/$f' ] || [ -L '$S/usr/$f' ]"
 	done
 	check "staged dat.pc names the final prefix /usr" grep -qx 'prefix=/usr' "$S/usr/lib/pkgconfig/dat.pc"

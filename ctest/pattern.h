@@ -284,8 +284,13 @@ static inline void reap_child(pid_t pid, int limit_s, const char *what)
 	for (int i = 0; i < pat_nchildren; i++)
 		if (pat_children[i] == pid)
 			pat_children[i] = 0;
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		fail_msg("%s: child failed (status 0x%x)", what, st);
+	if (WIFSIGNALED(st))
+		fail_msg("%s: child %d killed by signal %d (%s)", what, (int)pid, WTERMSIG(st), strsignal(WTERMSIG(st)));
+	if (!WIFEXITED(st))
+		fail_msg("%s: child %d failed (status 0x%x)", what, (int)pid, st);
+	if (WEXITSTATUS(st) != 0)
+		fail_msg("%s: child %d exited with status %d (its output above says why)", what, (int)pid,
+			 WEXITSTATUS(st));
 }
 
 /* cmocka teardown: no child outlives a failed test. */

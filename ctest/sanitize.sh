@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs the C suite against libdat built with `go build -asan` (Go code
-# instrumented too) and test programs built with -fsanitize=address: any
-# invalid access, in C or in Go, and any leak of C memory fails the program.
+# Runs the C suite (over every IA of ctest/Makefile's IAS) against libdat
+# built with `go build -asan` (Go code instrumented too) and test programs
+# built with -fsanitize=address: any invalid access, in C or in Go, and any
+# leak of C memory fails the program.
 #
 # One leak is known and not ours: cgosymbolizer keeps a malloc'd copy of the
 # executable's path for the life of the process, referenced only from memory
@@ -22,4 +23,4 @@ export ASAN_OPTIONS=detect_leaks=1:use_sigaltstack=0:abort_on_error=0
 export LSAN_OPTIONS=suppressions=$supp:print_suppressions=0
 make -C "$top/ctest" check B="$asan/ctest" \
 	CFLAGS="-O1 -g -fsanitize=address -fno-omit-frame-pointer -Wall -Wextra -Werror -std=gnu11" \
-	TESTENV="PKG_CONFIG_PATH=$asan/pkgconfig DAT_OVERRIDE=$top/dat.conf ASAN_OPTIONS=$ASAN_OPTIONS LSAN_OPTIONS=$LSAN_OPTIONS"
+	TESTENV="PKG_CONFIG_PATH=$asan/pkgconfig DAT_OVERRIDE=$top/dat.conf ASAN_OPTIONS=$ASAN_OPTIONS LSAN_OPTIONS=$LSAN_OPTIONS CTEST_TAG=asan"

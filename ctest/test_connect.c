@@ -118,8 +118,8 @@ static void test_cr_reject(void **state)
 	DAT_PSP_HANDLE psp;
 	side_open(&s);
 	side_open(&c);
-	check_ok(dat_psp_create(s.ia, 45248, s.cr, DAT_PSP_CONSUMER_FLAG, &psp));
-	connect_to(&c, 45248, "x");
+	check_ok(dat_psp_create(s.ia, 25248, s.cr, DAT_PSP_CONSUMER_FLAG, &psp));
+	connect_to(&c, 25248, "x");
 	DAT_EVENT ev = next_event(s.cr);
 	assert_int_equal(ev.event_number, DAT_CONNECTION_REQUEST_EVENT);
 	check_ok(dat_cr_reject(ev.event_data.cr_arrival_event_data.cr_handle));
@@ -149,11 +149,11 @@ static void test_qualifiers(void **state)
 	(void)state;
 	struct side s;
 	DAT_PSP_HANDLE p[6], dup;
-	DAT_CONN_QUAL quals[] = {45248, 0xB0DE, 0xAFFAB1E, 0xAFFAB1E + 1, 0xFFFFFFFFFFFFFFF0ull};
+	DAT_CONN_QUAL quals[] = {25248, 0x50DE, 0xAFF5B1E, 0xAFF5B1E + 1, 0xFFFFFFFFFFFFFFF0ull};
 	side_open(&s);
 	for (int i = 0; i < 5; i++)
 		check_ok(dat_psp_create(s.ia, quals[i], s.cr, DAT_PSP_CONSUMER_FLAG, &p[i]));
-	check_type(dat_psp_create(s.ia, 0xB0DE, s.cr, DAT_PSP_CONSUMER_FLAG, &dup), DAT_CONN_QUAL_IN_USE);
+	check_type(dat_psp_create(s.ia, 0x50DE, s.cr, DAT_PSP_CONSUMER_FLAG, &dup), DAT_CONN_QUAL_IN_USE);
 	DAT_CONN_QUAL any;
 	check_ok(dat_psp_create_any(s.ia, &any, s.cr, DAT_PSP_CONSUMER_FLAG, &p[5]));
 	DAT_PSP_PARAM pp;
@@ -163,7 +163,7 @@ static void test_qualifiers(void **state)
 	for (int i = 0; i < 6; i++)
 		check_ok(dat_psp_free(p[i]));
 	/* A freed qualifier can be bound again. */
-	check_ok(dat_psp_create(s.ia, 0xB0DE, s.cr, DAT_PSP_CONSUMER_FLAG, &dup));
+	check_ok(dat_psp_create(s.ia, 0x50DE, s.cr, DAT_PSP_CONSUMER_FLAG, &dup));
 	check_ok(dat_psp_free(dup));
 	side_close(&s);
 }

@@ -1,7 +1,7 @@
 /* The connection model seen from C, two IAs in one process: EPs created
  * with NULL attributes (the defaults are visible and usable), dat_ep_query
  * addresses and port qualifiers on both sides, connections to 64-bit
- * qualifiers (45248, 0xB0DE, 0xAFFAB1E+n) and to one from
+ * qualifiers (25248, 0x50DE, 0xAFF5B1E+n) and to one from
  * dat_psp_create_any, dat_cr_query, dat_cr_handoff, dat_ep_dup_connect,
  * and a reserved service point (RSP). */
 #define _GNU_SOURCE
@@ -120,13 +120,13 @@ static void test_qualifiers_and_query(void **state)
 	struct side s, c;
 	side_open(&s);
 	side_open(&c);
-	DAT_CONN_QUAL quals[5] = {45248, 0xB0DE, 0xAFFAB1Eull, 0xAFFAB1Eull + 1, 0};
+	DAT_CONN_QUAL quals[5] = {25248, 0x50DE, 0xAFF5B1Eull, 0xAFF5B1Eull + 1, 0};
 	DAT_PSP_HANDLE psp[5], dup;
 	for (int i = 0; i < 4; i++)
 		check_ok(dat_psp_create(s.ia, quals[i], s.cr, DAT_PSP_CONSUMER_FLAG, &psp[i]));
 	check_ok(dat_psp_create_any(s.ia, &quals[4], s.cr, DAT_PSP_CONSUMER_FLAG, &psp[4]));
 	check_type(dat_psp_create(s.ia, quals[4], s.cr, DAT_PSP_CONSUMER_FLAG, &dup), DAT_CONN_QUAL_IN_USE);
-	check_type(dat_psp_create(c.ia, 45248, c.cr, DAT_PSP_CONSUMER_FLAG, &dup), DAT_CONN_QUAL_IN_USE);
+	check_type(dat_psp_create(c.ia, 25248, c.cr, DAT_PSP_CONSUMER_FLAG, &dup), DAT_CONN_QUAL_IN_USE);
 	for (int i = 0; i < 5; i++) {
 		char pd[32];
 		snprintf(pd, sizeof pd, "to %#" PRIx64, (uint64_t)quals[i]);
@@ -153,9 +153,9 @@ static void test_qualifiers_and_query(void **state)
 	for (int i = 0; i < 5; i++)
 		check_ok(dat_psp_free(psp[i]));
 	/* A freed qualifier is refused by the transport, then bindable again. */
-	connect_ep(c.ep, 0xB0DE, PAT_TMO, NULL, 0);
+	connect_ep(c.ep, 0x50DE, PAT_TMO, NULL, 0);
 	expect_event(&wt, c.evd, DAT_CONNECTION_EVENT_NON_PEER_REJECTED, "freed qualifier");
-	check_ok(dat_psp_create(s.ia, 0xB0DE, s.cr, DAT_PSP_CONSUMER_FLAG, &dup));
+	check_ok(dat_psp_create(s.ia, 0x50DE, s.cr, DAT_PSP_CONSUMER_FLAG, &dup));
 	check_ok(dat_psp_free(dup));
 	side_close(&c);
 	side_close(&s);
@@ -171,13 +171,13 @@ static void test_handoff(void **state)
 	side_open(&s);
 	side_open(&c);
 	check_ok(dat_evd_create(s.ia, 8, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr2));
-	check_ok(dat_psp_create(s.ia, 0xAFFAB1Eull + 10, s.cr, DAT_PSP_CONSUMER_FLAG, &front));
-	check_ok(dat_psp_create(s.ia, 0xAFFAB1Eull + 11, cr2, DAT_PSP_CONSUMER_FLAG, &back));
-	connect_ep(c.ep, 0xAFFAB1Eull + 10, PAT_TMO, "handed", 7);
+	check_ok(dat_psp_create(s.ia, 0xAFF5B1Eull + 10, s.cr, DAT_PSP_CONSUMER_FLAG, &front));
+	check_ok(dat_psp_create(s.ia, 0xAFF5B1Eull + 11, cr2, DAT_PSP_CONSUMER_FLAG, &back));
+	connect_ep(c.ep, 0xAFF5B1Eull + 10, PAT_TMO, "handed", 7);
 	DAT_EVENT ev = expect_event(&wt, s.cr, DAT_CONNECTION_REQUEST_EVENT, "front request");
 	DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
-	check_type(dat_cr_handoff(cr, 0xAFFAB1Eull + 99), DAT_INVALID_PARAMETER); /* nobody there */
-	check_ok(dat_cr_handoff(cr, 0xAFFAB1Eull + 11));
+	check_type(dat_cr_handoff(cr, 0xAFF5B1Eull + 99), DAT_INVALID_PARAMETER); /* nobody there */
+	check_ok(dat_cr_handoff(cr, 0xAFF5B1Eull + 11));
 	DAT_HANDLE_TYPE t;
 	check_type(dat_get_handle_type(cr, &t), DAT_INVALID_HANDLE); /* destroyed by the handoff */
 	ev = expect_event(&wt, cr2, DAT_CONNECTION_REQUEST_EVENT, "handed-off request");
@@ -234,11 +234,11 @@ static void test_rsp(void **state)
 	DAT_RSP_HANDLE rsp;
 	side_open(&s);
 	side_open(&c);
-	check_ok(dat_rsp_create(s.ia, 0xAFFAB1Eull + 20, s.ep, s.cr, &rsp));
+	check_ok(dat_rsp_create(s.ia, 0xAFF5B1Eull + 20, s.ep, s.cr, &rsp));
 	DAT_EP_STATE st;
 	check_ok(dat_ep_get_status(s.ep, &st, NULL, NULL));
 	assert_int_equal(st, DAT_EP_STATE_RESERVED);
-	connect_ep(c.ep, 0xAFFAB1Eull + 20, PAT_TMO, "rsp", 4);
+	connect_ep(c.ep, 0xAFF5B1Eull + 20, PAT_TMO, "rsp", 4);
 	DAT_EVENT ev = expect_event(&wt, s.cr, DAT_CONNECTION_REQUEST_EVENT, "request");
 	assert_ptr_equal(ev.event_data.cr_arrival_event_data.sp_handle.rsp_handle, rsp);
 	DAT_CR_PARAM p;

@@ -46,8 +46,8 @@ static void implicit_ep(void **state)
 	struct pair x;
 	pair_open(&x, NULL);
 	DAT_RSP_HANDLE rsp;
-	check_ok(dat_rsp_create(x.p.ia, 0xACC0, x.p.ep, x.p.cr, &rsp));
-	check_ok(connect_ep(x.a.ep, 0xACC0, CONN_TMO, NULL));
+	check_ok(dat_rsp_create(x.p.ia, 0x4CC0, x.p.ep, x.p.cr, &rsp));
+	check_ok(connect_ep(x.a.ep, 0x4CC0, CONN_TMO, NULL));
 	DAT_EVENT ev = expect_ev(x.p.cr, DAT_CONNECTION_REQUEST_EVENT);
 	check_ok(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, DAT_HANDLE_NULL, 0, NULL));
 	ev = expect_ev(x.p.conn, DAT_CONNECTION_EVENT_ESTABLISHED);

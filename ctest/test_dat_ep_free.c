@@ -48,7 +48,7 @@ static void invalid_state(void **state)
 	struct pair x;
 	pair_open(&x, NULL);
 	DAT_RSP_HANDLE rsp;
-	check_ok(dat_rsp_create(x.p.ia, 0xF4EE01, x.p.ep, x.p.cr, &rsp));
+	check_ok(dat_rsp_create(x.p.ia, 0xF46E01, x.p.ep, x.p.cr, &rsp));
 	check_ret(dat_ep_free(x.p.ep), DAT_INVALID_STATE, DAT_INVALID_STATE_EP_RESERVED);
 	check_ok(dat_rsp_free(rsp));
 	assert_int_equal(ep_state(x.p.ep), DAT_EP_STATE_UNCONNECTED);
@@ -56,8 +56,8 @@ static void invalid_state(void **state)
 
 	DAT_EP_HANDLE ep;
 	check_ok(dat_ep_create(x.p.ia, x.p.pz, x.p.recv, x.p.req, x.p.conn, NULL, &ep));
-	check_ok(dat_rsp_create(x.p.ia, 0xF4EE02, ep, x.p.cr, &rsp));
-	check_ok(connect_ep(x.a.ep, 0xF4EE02, CONN_TMO, NULL));
+	check_ok(dat_rsp_create(x.p.ia, 0xF46E02, ep, x.p.cr, &rsp));
+	check_ok(connect_ep(x.a.ep, 0xF46E02, CONN_TMO, NULL));
 	DAT_EVENT ev = expect_ev(x.p.cr, DAT_CONNECTION_REQUEST_EVENT);
 	assert_int_equal(ep_state(ep), DAT_EP_STATE_PASSIVE_CONNECTION_PENDING);
 	check_ret(dat_ep_free(ep), DAT_INVALID_STATE, DAT_INVALID_STATE_EP_PASSCONNPENDING);

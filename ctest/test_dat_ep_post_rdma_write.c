@@ -224,7 +224,11 @@ static void protection_violation(void **state)
 }
 
 /* "Either one of the LMRs used in local_iov is invalid or does not have the
- * local read privileges". */
+ * local read privileges". An invalid LMR is the violation. An LMR without
+ * DAT_MEM_PRIV_LOCAL_READ_FLAG is not: the page and the references differ,
+ * and godat follows the references (issue 13), which let the local side
+ * read what it registered (verbs has no local-read permission); the write
+ * is accepted and completes. */
 static void privileges_violation(void **state)
 {
 	(void)state;
@@ -234,8 +238,8 @@ static void privileges_violation(void **state)
 	mem_reg(&wo, g.x.a.ia, g.x.a.pz, 64, DAT_MEM_PRIV_LOCAL_WRITE_FLAG);
 	DAT_LMR_TRIPLET iov = iov_at(&wo, 0, 8);
 	DAT_RMR_TRIPLET rb = rmr_at(&g.r, 0, 8);
-	check_type(dat_ep_post_rdma_write(g.x.a.ep, 1, &iov, cookie(1), &rb, DAT_COMPLETION_DEFAULT_FLAG),
-		   DAT_PRIVILEGES_VIOLATION);
+	check_ok(dat_ep_post_rdma_write(g.x.a.ep, 1, &iov, cookie(1), &rb, DAT_COMPLETION_DEFAULT_FLAG));
+	expect_dto(g.x.a.req, g.x.a.ep, 1, DAT_DTO_SUCCESS);
 	iov.lmr_context ^= 0x5a5a0000u; /* no such LMR */
 	check_type(dat_ep_post_rdma_write(g.x.a.ep, 1, &iov, cookie(2), &rb, DAT_COMPLETION_DEFAULT_FLAG),
 		   DAT_PRIVILEGES_VIOLATION);

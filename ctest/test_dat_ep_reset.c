@@ -66,7 +66,7 @@ static void invalid_state(void **state)
 	DAT_EP_HANDLE ep;
 	DAT_RSP_HANDLE rsp;
 	check_ok(dat_ep_create(x.p.ia, x.p.pz, x.p.recv, x.p.req, x.p.conn, NULL, &ep));
-	check_ok(dat_rsp_create(x.p.ia, 0x4E5E7, ep, x.p.cr, &rsp));
+	check_ok(dat_rsp_create(x.p.ia, 0x465E7, ep, x.p.cr, &rsp));
 	check_ret(dat_ep_reset(ep), DAT_INVALID_STATE, DAT_INVALID_STATE_EP_RESERVED);
 	pair_close(&x);
 }

@@ -2,6 +2,14 @@
  * is given, several opens of one IA, and the names it accepts. */
 #define _GNU_SOURCE
 #include "pages.h"
+#include <time.h>
+
+static long now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
+}
 
 static DAT_EVD_PARAM evd_param(DAT_EVD_HANDLE evd)
 {
@@ -112,11 +120,32 @@ static void test_ia_open_consumer_async_evd(void **state)
 		check_ok(dat_ep_post_send(p.ep[0], 1, &s, ck, DAT_COMPLETION_DEFAULT_FLAG));
 		wait_event(p.evd[0], DAT_DTO_COMPLETION_EVENT);
 	}
-	/* Arrivals become events when the consumer polls the EVD (there is
-	 * no progress thread); the first poll finds both completions. */
-	DAT_EVENT ev = wait_event(p.evd[1], DAT_DTO_COMPLETION_EVENT);
-	ev = wait_event(async, DAT_ASYNC_ERROR_EVD_OVERFLOW);
+	/* Both completions must be queued at once, so nothing dequeues from the
+	 * EVD until the overflow is reported. Arrivals become events when the
+	 * consumer progresses the EVD (there is no progress thread), and they
+	 * may come one at a time (over TCP the sends completed when the kernel
+	 * took them): a CNO waiter progresses the EVD without taking its
+	 * events, so the test waits on a CNO until the overflow shows. */
+	DAT_CNO_HANDLE cno;
+	DAT_EVENT ev;
+	check_ok(dat_cno_create(p.ia[1], DAT_OS_WAIT_PROXY_AGENT_NULL, &cno));
+	check_ok(dat_evd_modify_cno(p.evd[1], cno));
+	long deadline = now_us() + TMO_US;
+	while (dat_evd_dequeue(async, &ev) != DAT_SUCCESS) {
+		long left = deadline - now_us();
+		if (left <= 0)
+			fail_msg("no overflow event within %d us", TMO_US);
+		DAT_EVD_HANDLE hint;
+		DAT_RETURN r = dat_cno_wait(cno, (DAT_TIMEOUT)left, &hint);
+		if (r != DAT_SUCCESS && DAT_GET_TYPE(r) != DAT_QUEUE_EMPTY)
+			fail_msg("dat_cno_wait: %s", ret_name(r));
+	}
+	assert_int_equal(ev.event_number, DAT_ASYNC_ERROR_EVD_OVERFLOW);
 	assert_ptr_equal(ev.event_data.asynch_error_event_data.dat_handle, p.evd[1]);
+	wait_event(p.evd[1], DAT_DTO_COMPLETION_EVENT);
+	wait_event(p.evd[1], DAT_DTO_COMPLETION_EVENT);
+	check_ok(dat_evd_modify_cno(p.evd[1], DAT_HANDLE_NULL));
+	check_ok(dat_cno_free(cno));
 	/* The second IA's close leaves the EVD it was given alone. */
 	pair_close(&p);
 	assert_non_null(evd_param(async).ia_handle);
@@ -201,7 +230,9 @@ static void test_ia_open_ro_aware_prefix(void **state)
 	DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
 	DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
 	DAT_IA_ATTR a;
-	check_ok(dat_ia_open("RO_AWARE_" TEST_IA, 8, &async, &ia));
+	char name[DAT_NAME_MAX_LENGTH];
+	snprintf(name, sizeof name, "RO_AWARE_%s", TEST_IA);
+	check_ok(dat_ia_open(name, 8, &async, &ia));
 	check_ok(dat_ia_query(ia, NULL, DAT_IA_FIELD_IA_ADAPTER_NAME, &a, 0, NULL));
 	assert_string_equal(a.adapter_name, TEST_IA);
 	check_ok(dat_ia_close(ia, DAT_CLOSE_GRACEFUL_FLAG));

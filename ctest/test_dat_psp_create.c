@@ -165,22 +165,78 @@ static void conn_qual_in_use(void **state)
 	end_close(&s);
 }
 
-/* "The psp_flags parameter allows Consumers to request that the Provider
- * create an implicit Endpoint for each incoming Connection Request ... If
- * the Provider cannot satisfy the request, the operation shall fail and
- * DAT_MODEL_NOT_SUPPORTED is returned." This provider never creates EPs
- * (its ep_creator attribute says so). */
-static void model_not_supported(void **state)
+/* DAT_CONN_QUAL_IN_USE means a service point uses the qualifier, nothing
+ * else: a qualifier that names no PSP or RSP can be listened on, even one
+ * whose number is the local port an earlier connection of this library
+ * used. Over TCP a qualifier is a port (q mod 65536), and the side of a
+ * connection that closes first keeps its port in TIME_WAIT for a minute; a
+ * listener must still be able to bind it (a client socket that did not set
+ * SO_REUSEADDR before its bind blocks that). The active EP's
+ * local_port_qual is that port. Which side's close comes first is up to
+ * the provider's threads, so eight connections are made and closed, and
+ * every one of their ports must be free. */
+static void port_of_closed_connection_is_free(void **state)
 {
 	(void)state;
+	enum { N = 8 };
+	DAT_CONN_QUAL used[N];
+	for (int i = 0; i < N; i++) {
+		struct pair x;
+		pair_up(&x, NULL);
+		DAT_EP_PARAM ap;
+		check_ok(dat_ep_query(x.a.ep, DAT_EP_FIELD_ALL, &ap));
+		used[i] = ap.local_port_qual;
+		pair_disconnect(&x);
+		pair_close(&x);
+	}
 	struct end s;
 	end_open(&s, NULL);
+	int busy = 0;
+	char list[256] = "";
+	for (int i = 0; i < N; i++) {
+		DAT_PSP_HANDLE psp;
+		DAT_RETURN r = dat_psp_create(s.ia, used[i], s.cr, DAT_PSP_CONSUMER_FLAG, &psp);
+		if (r == DAT_SUCCESS) {
+			check_ok(dat_psp_free(psp));
+			continue;
+		}
+		busy++;
+		size_t n = strlen(list);
+		snprintf(list + n, sizeof list - n, " %#llx: %s;", (unsigned long long)used[i], ret_name(r));
+	}
+	end_close(&s);
+	if (busy)
+		fail_msg("%d of %d local port qualifiers of closed connections cannot be listened on:%s", busy, N, list);
+}
+
+/* "The psp_flags parameter allows Consumers to request that the Provider
+ * create an implicit Endpoint for each incoming Connection Request, or
+ * request that the Provider should not create one per Connection Request.
+ * If the Provider cannot satisfy the request, the operation shall fail and
+ * DAT_MODEL_NOT_SUPPORTED is returned." This provider satisfies both
+ * (its ep_creator attribute says it creates EPs if asked), so
+ * DAT_MODEL_NOT_SUPPORTED cannot occur (COVERAGE.md); a request on a
+ * DAT_PSP_PROVIDER_FLAG PSP carries the EP the provider made for it
+ * (test_compat_psp_provider.c follows one through accept and reject). */
+static void provider_flag(void **state)
+{
+	(void)state;
+	struct end s, c;
+	end_open(&s, NULL);
+	end_open(&c, NULL);
 	DAT_PROVIDER_ATTR pa;
 	DAT_EVD_HANDLE async;
 	check_ok(dat_ia_query(s.ia, &async, 0, NULL, DAT_PROVIDER_FIELD_ALL, &pa));
-	assert_int_equal(pa.ep_creator, DAT_PSP_CREATES_EP_NEVER);
+	assert_int_equal(pa.ep_creator, DAT_PSP_CREATES_EP_IFASKED);
 	DAT_PSP_HANDLE psp;
-	check_type(dat_psp_create(s.ia, Q, s.cr, DAT_PSP_PROVIDER_FLAG, &psp), DAT_MODEL_NOT_SUPPORTED);
+	check_ok(dat_psp_create(s.ia, Q, s.cr, DAT_PSP_PROVIDER_FLAG, &psp));
+	check_ok(connect_ep(c.ep, Q, CONN_TMO, NULL));
+	DAT_EVENT ev = expect_ev(s.cr, DAT_CONNECTION_REQUEST_EVENT);
+	DAT_CR_PARAM p;
+	check_ok(dat_cr_query(ev.event_data.cr_arrival_event_data.cr_handle, DAT_CR_FIELD_ALL, &p));
+	assert_non_null(p.local_ep_handle);
+	assert_int_equal(ep_state(p.local_ep_handle), DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING);
+	end_close(&c);
 	end_close(&s);
 }
 
@@ -193,7 +249,8 @@ int main(void)
 		cmocka_unit_test(invalid_handle),
 		cmocka_unit_test(invalid_parameter),
 		cmocka_unit_test(conn_qual_in_use),
-		cmocka_unit_test(model_not_supported),
+		cmocka_unit_test(port_of_closed_connection_is_free),
+		cmocka_unit_test(provider_flag),
 	};
 	return cmocka_run_group_tests_name("dat_psp_create", tests, NULL, NULL);
 }

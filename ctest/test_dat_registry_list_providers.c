@@ -1,16 +1,22 @@
 /* dat_registry_list_providers(3DAT): every return value. The process runs
  * with the repository's dat.conf (DAT_OVERRIDE, set by make); the missing
- * registry is checked in a child started with DAT_OVERRIDE naming no
- * file. */
+ * registry, and a registry larger than the caller's list, are checked in
+ * children started with DAT_OVERRIDE naming their own file.
+ *
+ * The page says a list too small for the registry is DAT_INVALID_PARAMETER;
+ * every reference fills the list instead and succeeds (issue 13), and
+ * godat follows the references: only max_to_return = 0 is refused, with
+ * argument 1 named, as the references name it. */
 #define _GNU_SOURCE
 #include "pages.h"
 #include <dat/dat_registry.h>
 
-/* The registry size, from a call with no room. */
+/* The registry size, from a call with no room (the references' way of
+ * asking, refused naming max_to_return). */
 static DAT_COUNT registry_size(void)
 {
 	DAT_COUNT n = -1;
-	check_ret(dat_registry_list_providers(0, &n, NULL), DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	check_ret(dat_registry_list_providers(0, &n, NULL), DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
 	assert_true(n >= 0);
 	return n;
 }
@@ -67,9 +73,11 @@ static void test_registry_list_providers_success(void **state)
 /* DAT_INVALID_PARAMETER: "dat_provider_list is too small or NULL." "If the
  * operation is not successful, then number_entries returns the number of
  * entries in the registry. Consumers can use this return to allocate
- * dat_provider_list large enough": one slot short, a NULL list, a NULL
- * pointer inside the list, a negative max_to_return (argument 3 in each
- * case); and no place for the count (argument 2). */
+ * dat_provider_list large enough": no room at all (argument 1, as in the
+ * references, with or without a list), a NULL list, a NULL pointer among
+ * the entries to fill, a negative max_to_return (argument 3); and no place
+ * for the count (argument 2). A list shorter than the registry is not an
+ * error (see test_registry_list_providers_fewer_slots). */
 static void test_registry_list_providers_invalid_parameter(void **state)
 {
 	(void)state;
@@ -78,7 +86,7 @@ static void test_registry_list_providers_invalid_parameter(void **state)
 	assert_non_null(infos);
 	DAT_PROVIDER_INFO **p = pointers(infos, n);
 	m = -1;
-	check_ret(dat_registry_list_providers(n - 1, &m, p), DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	check_ret(dat_registry_list_providers(0, &m, p), DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
 	assert_int_equal(m, n);
 	m = -1;
 	check_ret(dat_registry_list_providers(n, &m, NULL), DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
@@ -90,9 +98,99 @@ static void test_registry_list_providers_invalid_parameter(void **state)
 	m = -1;
 	check_ret(dat_registry_list_providers(n, &m, p), DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	assert_int_equal(m, n);
+	/* The NULL slot is past the entries asked for: not looked at. */
+	m = -1;
+	check_ok(dat_registry_list_providers(n - 1, &m, p));
+	assert_int_equal(m, n - 1);
 	check_ret(dat_registry_list_providers(n, NULL, p), DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	free(p);
 	free(infos);
+}
+
+/* A registry of 12 IAs, alternately shared memory and TCP: more than the 8
+ * slots the program below offers. */
+#define MANY 12
+#define SLOTS 8
+
+static void many_name(char *buf, size_t len, int i)
+{
+	snprintf(buf, len, "compat-%s-%d", i % 2 ? "tcp" : "shm", i);
+}
+
+/* The child: the program pattern of an MPI library that lists at most 8
+ * providers, then opens what it found. It must get the first 8 entries of
+ * its dat.conf, DAT_SUCCESS and entries_returned = 8, and each listed IA
+ * (over shared memory and over TCP) must open. */
+static int fewer_slots_child(void)
+{
+	DAT_PROVIDER_INFO info[SLOTS + 1], *list[SLOTS + 1];
+	memset(info, 0x5a, sizeof info);
+	for (int i = 0; i <= SLOTS; i++)
+		list[i] = &info[i];
+	DAT_COUNT n = -1;
+	DAT_RETURN r = dat_registry_list_providers(SLOTS, &n, list);
+	if (r != DAT_SUCCESS || n != SLOTS) {
+		fprintf(stderr, "fewer-slots child: list_providers(%d): 0x%08x n=%d, want DAT_SUCCESS n=%d\n", SLOTS,
+			(unsigned)r, (int)n, SLOTS);
+		return 1;
+	}
+	/* The slot past max_to_return is untouched. */
+	unsigned char pad[sizeof info[SLOTS]];
+	memset(pad, 0x5a, sizeof pad);
+	if (memcmp(&info[SLOTS], pad, sizeof pad) != 0) {
+		fprintf(stderr, "fewer-slots child: wrote past max_to_return\n");
+		return 1;
+	}
+	for (int i = 0; i < SLOTS; i++) {
+		char want[DAT_NAME_MAX_LENGTH];
+		many_name(want, sizeof want, i);
+		if (strcmp(info[i].ia_name, want) != 0 || info[i].dapl_version_major != 1 ||
+		    info[i].dapl_version_minor != 2) {
+			fprintf(stderr, "fewer-slots child: entry %d is %s %u.%u, want %s 1.2\n", i, info[i].ia_name,
+				(unsigned)info[i].dapl_version_major, (unsigned)info[i].dapl_version_minor, want);
+			return 1;
+		}
+		DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
+		DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
+		r = dat_ia_open(info[i].ia_name, 8, &async, &ia);
+		if (r == DAT_SUCCESS)
+			r = dat_ia_close(ia, DAT_CLOSE_GRACEFUL_FLAG);
+		if (r != DAT_SUCCESS) {
+			fprintf(stderr, "fewer-slots child: open/close %s: 0x%08x\n", info[i].ia_name, (unsigned)r);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* DAT_SUCCESS with fewer slots than entries, as every reference does (the
+ * page calls it DAT_INVALID_PARAMETER): in a child whose dat.conf has 12
+ * entries and which offers 8 slots. */
+static void test_registry_list_providers_fewer_slots(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/godat-ctest-datconf-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	assert_non_null(f);
+	fprintf(f, "# %d entries, more than the %d slots the child offers\n", MANY, SLOTS);
+	for (int i = 0; i < MANY; i++) {
+		char name[DAT_NAME_MAX_LENGTH];
+		many_name(name, sizeof name, i);
+		fprintf(f, "%s u1.2 threadsafe default libdat.so.1 godat.1.0 \"transport=%s\" \"\"\n", name,
+			i % 2 ? "tcp" : "shm");
+	}
+	assert_int_equal(fclose(f), 0);
+	char var[sizeof path + 16];
+	snprintf(var, sizeof var, "DAT_OVERRIDE=%s", path);
+	const char *const drop[] = {"DAT_OVERRIDE", NULL};
+	char *const add[] = {var, NULL};
+	char **env = make_env(drop, add);
+	int st = run_self("fewer-slots", env);
+	free(env);
+	unlink(path);
+	assert_int_equal(st, 0);
 }
 
 /* The child: DAT_OVERRIDE names a file that does not exist. */
@@ -133,9 +231,12 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "no-registry") == 0)
 		return no_registry_child();
+	if (argc > 1 && strcmp(argv[1], "fewer-slots") == 0)
+		return fewer_slots_child();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_registry_list_providers_success),
 		cmocka_unit_test(test_registry_list_providers_invalid_parameter),
+		cmocka_unit_test(test_registry_list_providers_fewer_slots),
 		cmocka_unit_test(test_registry_list_providers_internal_error),
 	};
 	return cmocka_run_group_tests_name("dat_registry_list_providers", tests, NULL, NULL);

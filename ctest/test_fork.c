@@ -154,7 +154,7 @@ static void ctest_bin(char *out, size_t n)
 }
 
 /* The remedy: a child that exec()s child_exec runs a fresh Go runtime and
- * opens an IA, creates and frees a PZ and closes the IA (exit status 0). */
+ * opens an IA (the IA under test), creates and frees a PZ and closes the IA (exit status 0). */
 static void test_fork_exec_remedy(void **state)
 {
 	(void)state;
@@ -165,7 +165,7 @@ static void test_fork_exec_remedy(void **state)
 	snprintf(prog, sizeof prog, "%s/child_exec", dir);
 	if (access(prog, X_OK) != 0)
 		fail_msg("%s: not executable (build it: make -C ctest)", prog);
-	char *const argv[] = {prog, NULL};
+	char *const argv[] = {prog, TEST_IA, NULL};
 	fflush(NULL);
 	pid_t pid = fork();
 	assert_true(pid >= 0);

@@ -62,8 +62,8 @@ static void test_100_objects(void **state)
 		check_ok(dat_evd_create(ia, 8, cno[i], DAT_EVD_DTO_FLAG | DAT_EVD_CONNECTION_FLAG, &evd[i]));
 		check_ok(dat_evd_create(ia, 8, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr[i]));
 		check_ok(dat_ep_create(ia, pz[i], evd[i], evd[i], evd[i], NULL, &ep[i]));
-		/* 64-bit qualifiers: 0xAFFAB1E + n for the RSPs, any for PSPs. */
-		check_ok(dat_rsp_create(ia, 0xAFFAB1Eull + i, ep[i], cr[i], &rsp[i]));
+		/* 64-bit qualifiers: 0xAFF5B1E + n for the RSPs, any for PSPs. */
+		check_ok(dat_rsp_create(ia, 0xAFF5B1Eull + i, ep[i], cr[i], &rsp[i]));
 		check_ok(dat_psp_create_any(ia, &q[i], cr[i], DAT_PSP_CONSUMER_FLAG, &psp[i]));
 	}
 	for (int i = 0; i < N; i++) {
@@ -75,7 +75,7 @@ static void test_100_objects(void **state)
 		for (int j = 0; j < i; j++)
 			assert_int_not_equal(q[i], q[j]);
 		check_ok(dat_rsp_query(rsp[i], DAT_RSP_FIELD_ALL, &rp));
-		assert_int_equal(rp.conn_qual, 0xAFFAB1Eull + i);
+		assert_int_equal(rp.conn_qual, 0xAFF5B1Eull + i);
 		assert_ptr_equal(rp.ep_handle, ep[i]);
 		check_ok(dat_ep_get_status(ep[i], &st, NULL, NULL));
 		assert_int_equal(st, DAT_EP_STATE_RESERVED);
@@ -83,7 +83,7 @@ static void test_100_objects(void **state)
 	/* Every qualifier is in use now. */
 	DAT_PSP_HANDLE dup;
 	check_type(dat_psp_create(ia, q[N - 1], cr[0], DAT_PSP_CONSUMER_FLAG, &dup), DAT_CONN_QUAL_IN_USE);
-	check_type(dat_psp_create(ia, 0xAFFAB1Eull + 5, cr[0], DAT_PSP_CONSUMER_FLAG, &dup), DAT_CONN_QUAL_IN_USE);
+	check_type(dat_psp_create(ia, 0xAFF5B1Eull + 5, cr[0], DAT_PSP_CONSUMER_FLAG, &dup), DAT_CONN_QUAL_IN_USE);
 	/* In use: the IA, PZs, EVDs and CNOs refuse to go. */
 	check_type(dat_ia_close(ia, DAT_CLOSE_GRACEFUL_FLAG), DAT_INVALID_STATE);
 	check_type(dat_pz_free(pz[0]), DAT_INVALID_STATE);

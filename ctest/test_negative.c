@@ -262,7 +262,7 @@ static void test_no_listener_and_unreachable(void **state)
 	/* 192.0.2.1 (TEST-NET-1) is no address of this host. */
 	struct sockaddr_in sa = loopback_addr();
 	sa.sin_addr.s_addr = htonl(0xC0000201);
-	check_ok(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&sa, 45248, PAT_TMO, 0, NULL, DAT_QOS_BEST_EFFORT,
+	check_ok(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&sa, 25248, PAT_TMO, 0, NULL, DAT_QOS_BEST_EFFORT,
 				DAT_CONNECT_DEFAULT_FLAG));
 	ev = expect_event(&wt, c.evd, DAT_CONNECTION_EVENT_UNREACHABLE, "unreachable");
 	assert_ptr_equal(ev.event_data.connect_event_data.ep_handle, c.ep);
@@ -276,8 +276,8 @@ static void test_reject_and_timeout(void **state)
 	DAT_PSP_HANDLE psp;
 	side_open(&s);
 	side_open(&c);
-	check_ok(dat_psp_create(s.ia, 0xAFFAB1Eull + 77, s.cr, DAT_PSP_CONSUMER_FLAG, &psp));
-	connect_ep(c.ep, 0xAFFAB1Eull + 77, PAT_TMO, NULL, 0);
+	check_ok(dat_psp_create(s.ia, 0xAFF5B1Eull + 77, s.cr, DAT_PSP_CONSUMER_FLAG, &psp));
+	connect_ep(c.ep, 0xAFF5B1Eull + 77, PAT_TMO, NULL, 0);
 	DAT_EVENT ev = expect_event(&wt, s.cr, DAT_CONNECTION_REQUEST_EVENT, "request");
 	check_ok(dat_cr_reject(ev.event_data.cr_arrival_event_data.cr_handle));
 	check_type(dat_cr_reject(ev.event_data.cr_arrival_event_data.cr_handle), DAT_INVALID_HANDLE);
@@ -286,7 +286,7 @@ static void test_reject_and_timeout(void **state)
 
 	/* Nobody answers: the connect times out after its timeout (0.2 s). */
 	check_ok(dat_ep_reset(c.ep));
-	connect_ep(c.ep, 0xAFFAB1Eull + 77, 200000, NULL, 0);
+	connect_ep(c.ep, 0xAFF5B1Eull + 77, 200000, NULL, 0);
 	ev = expect_event(&wt, s.cr, DAT_CONNECTION_REQUEST_EVENT, "request");
 	DAT_CR_HANDLE late = ev.event_data.cr_arrival_event_data.cr_handle;
 	ev = expect_event(&wt, c.evd, DAT_CONNECTION_EVENT_TIMED_OUT, "timed out");

@@ -299,8 +299,14 @@ static void server_thread_body(struct sthread *st)
 		T_OK(r, pat_next(&st->w, st->dto, &ev, PAT_TMO));
 		T_TRUE(r, ev.event_number == DAT_DTO_COMPLETION_EVENT, "event %s", event_name(ev.event_number));
 		DAT_DTO_COMPLETION_EVENT_DATA d = ev.event_data.dto_completion_event_data;
-		T_TRUE(r, d.status == DAT_DTO_SUCCESS, "status %d", d.status);
 		uint64_t c = d.user_cookie.as_64;
+		/* Once every message has been echoed the client may end the
+		 * connections before this thread reaps its last echoes' send
+		 * completions (it has the echoes): a receive reposted then is
+		 * flushed, which is what a disconnect does to it. */
+		if (pending == 0 && !(c & (1ull << 63)) && d.status == DAT_DTO_ERR_FLUSHED)
+			continue;
+		T_TRUE(r, d.status == DAT_DTO_SUCCESS, "status %d of cookie %#" PRIx64, d.status, c);
 		int e = (int)((c >> 8) & 0xff), s = (int)(c & 1);
 		T_TRUE(r, e < NEPS && d.ep_handle == st->ep[e], "completion for an unknown EP");
 		if (c & (1ull << 63)) {

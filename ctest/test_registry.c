@@ -133,7 +133,7 @@ static void test_conf_u12_entries_open(void **state)
 static void test_conf_other_names_do_not_open(void **state)
 {
 	(void)state;
-	static char *const names[] = {"reg-v2", "reg-bad", TEST_IA};
+	char *const names[] = {"reg-v2", "reg-bad", TEST_IA};
 	for (size_t i = 0; i < 3; i++) {
 		DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
 		DAT_EVD_HANDLE async = DAT_HANDLE_NULL;

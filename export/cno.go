@@ -42,7 +42,7 @@ func callAgent(agent [2]uint64, evd *core.EVD) {
 
 //export go_dat_cno_create
 func go_dat_cno_create(h C.godat_handle, agent *C.DAT_OS_WAIT_PROXY_AGENT, out *C.DAT_CNO_HANDLE) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_cno_create")
+	defer done(&ret, "dat_cno_create", h)
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
 		return datReturn(err)
@@ -64,7 +64,7 @@ func go_dat_cno_create(h C.godat_handle, agent *C.DAT_OS_WAIT_PROXY_AGENT, out *
 
 //export go_dat_cno_modify_agent
 func go_dat_cno_modify_agent(h C.godat_handle, agent *C.DAT_OS_WAIT_PROXY_AGENT) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_cno_modify_agent")
+	defer done(&ret, "dat_cno_modify_agent", h)
 	c, err := lookup[*core.CNO](h, core.TypeCNO, core.SubHandleCNO)
 	if err != nil {
 		return datReturn(err)
@@ -78,7 +78,7 @@ func go_dat_cno_modify_agent(h C.godat_handle, agent *C.DAT_OS_WAIT_PROXY_AGENT)
 
 //export go_dat_cno_query
 func go_dat_cno_query(h C.godat_handle, mask C.DAT_CNO_PARAM_MASK, out *C.DAT_CNO_PARAM) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_cno_query")
+	defer done(&ret, "dat_cno_query", h)
 	c, err := lookup[*core.CNO](h, core.TypeCNO, core.SubHandleCNO)
 	if err != nil {
 		return datReturn(err)
@@ -102,7 +102,7 @@ func go_dat_cno_query(h C.godat_handle, mask C.DAT_CNO_PARAM_MASK, out *C.DAT_CN
 
 //export go_dat_cno_free
 func go_dat_cno_free(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_cno_free")
+	defer done(&ret, "dat_cno_free", h)
 	c, err := lookup[*core.CNO](h, core.TypeCNO, core.SubHandleCNO)
 	if err != nil {
 		return datReturn(err)
@@ -112,7 +112,7 @@ func go_dat_cno_free(h C.godat_handle) (ret C.DAT_RETURN) {
 
 //export go_dat_cno_wait
 func go_dat_cno_wait(h C.godat_handle, timeout C.DAT_TIMEOUT, out *C.DAT_EVD_HANDLE) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_cno_wait")
+	defer done(&ret, "dat_cno_wait", h)
 	c, err := lookup[*core.CNO](h, core.TypeCNO, core.SubHandleCNO)
 	if err != nil {
 		return datReturn(err)

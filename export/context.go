@@ -18,7 +18,7 @@ func anyObject(h C.godat_handle) (core.Obj, error) {
 
 //export go_dat_set_consumer_context
 func go_dat_set_consumer_context(h C.godat_handle, ctx C.DAT_UINT64) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_set_consumer_context")
+	defer done(&ret, "dat_set_consumer_context", h)
 	o, err := anyObject(h)
 	if err != nil {
 		return datReturn(err)
@@ -29,7 +29,7 @@ func go_dat_set_consumer_context(h C.godat_handle, ctx C.DAT_UINT64) (ret C.DAT_
 
 //export go_dat_get_consumer_context
 func go_dat_get_consumer_context(h C.godat_handle, out *C.DAT_CONTEXT) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_get_consumer_context")
+	defer done(&ret, "dat_get_consumer_context", h)
 	o, err := anyObject(h)
 	if err != nil {
 		return datReturn(err)
@@ -51,7 +51,7 @@ var handleTypes = [core.TypeCount]C.DAT_HANDLE_TYPE{
 
 //export go_dat_get_handle_type
 func go_dat_get_handle_type(h C.godat_handle, out *C.DAT_HANDLE_TYPE) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_get_handle_type")
+	defer done(&ret, "dat_get_handle_type", h)
 	o, err := anyObject(h)
 	if err != nil {
 		return datReturn(err)

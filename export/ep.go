@@ -93,14 +93,14 @@ func createEP(h C.godat_handle, pzh C.godat_handle, recv, req, conn C.godat_hand
 
 //export go_dat_ep_create
 func go_dat_ep_create(h C.godat_handle, pz C.godat_handle, recv, req, conn C.godat_handle, attr *C.DAT_EP_ATTR, out *C.DAT_EP_HANDLE) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_ep_create")
+	defer done(&ret, "dat_ep_create", h)
 	return createEP(h, pz, recv, req, conn, 0, attr, out, 7)
 }
 
 //export go_dat_ep_create_with_srq
 func go_dat_ep_create_with_srq(h C.godat_handle, pz C.godat_handle, recv, req, conn C.godat_handle, srq C.godat_handle,
 	attr *C.DAT_EP_ATTR, out *C.DAT_EP_HANDLE) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_ep_create_with_srq")
+	defer done(&ret, "dat_ep_create_with_srq", h)
 	if srq == 0 {
 		return datReturn(core.ErrHandle(core.SubHandleSRQ))
 	}
@@ -119,7 +119,7 @@ var epStates = [...]C.DAT_EP_STATE{
 
 //export go_dat_ep_query
 func go_dat_ep_query(h C.godat_handle, mask C.DAT_EP_PARAM_MASK, out *C.DAT_EP_PARAM) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_ep_query")
+	defer done(&ret, "dat_ep_query", h)
 	ep, err := epOf(h)
 	if err != nil {
 		return datReturn(err)
@@ -155,7 +155,7 @@ func go_dat_ep_query(h C.godat_handle, mask C.DAT_EP_PARAM_MASK, out *C.DAT_EP_P
 
 //export go_dat_ep_modify
 func go_dat_ep_modify(h C.godat_handle, mask C.DAT_EP_PARAM_MASK, in *C.DAT_EP_PARAM) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_ep_modify")
+	defer done(&ret, "dat_ep_modify", h)
 	ep, err := epOf(h)
 	if err != nil {
 		return datReturn(err)
@@ -238,7 +238,7 @@ func checkQoS(qos C.DAT_QOS, arg int) error {
 //export go_dat_ep_connect
 func go_dat_ep_connect(h C.godat_handle, addr *C.DAT_SOCK_ADDR, qual C.DAT_CONN_QUAL, timeout C.DAT_TIMEOUT,
 	psize C.DAT_COUNT, pdata C.DAT_PVOID, qos C.DAT_QOS, flags C.DAT_CONNECT_FLAGS) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_ep_connect")
+	defer done(&ret, "dat_ep_connect", h)
 	ep, err := epOf(h)
 	if err != nil {
 		return datReturn(err)
@@ -270,7 +270,7 @@ func go_dat_ep_connect(h C.godat_handle, addr *C.DAT_SOCK_ADDR, qual C.DAT_CONN_
 
 //export go_dat_ep_dup_connect
 func go_dat_ep_dup_connect(h C.godat_handle, dup C.godat_handle, timeout C.DAT_TIMEOUT, psize C.DAT_COUNT, pdata C.DAT_PVOID, qos C.DAT_QOS) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_ep_dup_connect")
+	defer done(&ret, "dat_ep_dup_connect", h)
 	ep, err := epOf(h)
 	if err != nil {
 		return datReturn(err)
@@ -293,7 +293,7 @@ func go_dat_ep_dup_connect(h C.godat_handle, dup C.godat_handle, timeout C.DAT_T
 
 //export go_dat_ep_disconnect
 func go_dat_ep_disconnect(h C.godat_handle, flags C.DAT_CLOSE_FLAGS) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_ep_disconnect")
+	defer done(&ret, "dat_ep_disconnect", h)
 	ep, err := epOf(h)
 	if err != nil {
 		return datReturn(err)
@@ -320,7 +320,7 @@ func postArgs(h C.godat_handle, iov *C.DAT_LMR_TRIPLET, n C.DAT_COUNT) (*core.EP
 
 //export go_dat_ep_post_send
 func go_dat_ep_post_send(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_ep_post_send")
+	defer done(&ret, "dat_ep_post_send", h)
 	ep, segs, err := postArgs(h, iov, n)
 	if err != nil {
 		return datReturn(err)
@@ -330,7 +330,7 @@ func go_dat_ep_post_send(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET
 
 //export go_dat_ep_post_recv
 func go_dat_ep_post_recv(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_ep_post_recv")
+	defer done(&ret, "dat_ep_post_recv", h)
 	ep, segs, err := postArgs(h, iov, n)
 	if err != nil {
 		return datReturn(err)
@@ -344,7 +344,7 @@ func remoteOf(r *C.DAT_RMR_TRIPLET) *core.RemoteSegment {
 
 //export go_dat_ep_post_rdma_read
 func go_dat_ep_post_rdma_read(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, remote *C.DAT_RMR_TRIPLET, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_ep_post_rdma_read")
+	defer done(&ret, "dat_ep_post_rdma_read", h)
 	ep, segs, err := postArgs(h, iov, n)
 	if err != nil {
 		return datReturn(err)
@@ -357,7 +357,7 @@ func go_dat_ep_post_rdma_read(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TR
 
 //export go_dat_ep_post_rdma_write
 func go_dat_ep_post_rdma_write(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, remote *C.DAT_RMR_TRIPLET, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_ep_post_rdma_write")
+	defer done(&ret, "dat_ep_post_rdma_write", h)
 	ep, segs, err := postArgs(h, iov, n)
 	if err != nil {
 		return datReturn(err)
@@ -370,7 +370,7 @@ func go_dat_ep_post_rdma_write(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_T
 
 //export go_dat_ep_get_status
 func go_dat_ep_get_status(h C.godat_handle, state *C.DAT_EP_STATE, recvIdle, reqIdle *C.DAT_BOOLEAN) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_ep_get_status")
+	defer done(&ret, "dat_ep_get_status", h)
 	ep, err := epOf(h)
 	if err != nil {
 		return datReturn(err)
@@ -393,7 +393,7 @@ func go_dat_ep_get_status(h C.godat_handle, state *C.DAT_EP_STATE, recvIdle, req
 
 //export go_dat_ep_free
 func go_dat_ep_free(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_ep_free")
+	defer done(&ret, "dat_ep_free", h)
 	ep, err := epOf(h)
 	if err != nil {
 		return datReturn(err)
@@ -403,7 +403,7 @@ func go_dat_ep_free(h C.godat_handle) (ret C.DAT_RETURN) {
 
 //export go_dat_ep_reset
 func go_dat_ep_reset(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_ep_reset")
+	defer done(&ret, "dat_ep_reset", h)
 	ep, err := epOf(h)
 	if err != nil {
 		return datReturn(err)
@@ -413,7 +413,7 @@ func go_dat_ep_reset(h C.godat_handle) (ret C.DAT_RETURN) {
 
 //export go_dat_ep_recv_query
 func go_dat_ep_recv_query(h C.godat_handle, nbufs, span *C.DAT_COUNT) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_ep_recv_query")
+	defer done(&ret, "dat_ep_recv_query", h)
 	ep, err := epOf(h)
 	if err != nil {
 		return datReturn(err)
@@ -449,7 +449,7 @@ func watermarkOf(v C.DAT_COUNT) int {
 
 //export go_dat_ep_set_watermark
 func go_dat_ep_set_watermark(h C.godat_handle, soft, hard C.DAT_COUNT) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_ep_set_watermark")
+	defer done(&ret, "dat_ep_set_watermark", h)
 	ep, err := epOf(h)
 	if err != nil {
 		return datReturn(err)

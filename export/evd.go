@@ -98,7 +98,7 @@ func timeoutOf(t C.DAT_TIMEOUT) time.Duration {
 
 //export go_dat_evd_create
 func go_dat_evd_create(h C.godat_handle, qlen C.DAT_COUNT, cnoh C.godat_handle, flags C.DAT_EVD_FLAGS, out *C.DAT_EVD_HANDLE) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_evd_create")
+	defer done(&ret, "dat_evd_create", h)
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
 		return datReturn(err)
@@ -124,7 +124,7 @@ func go_dat_evd_create(h C.godat_handle, qlen C.DAT_COUNT, cnoh C.godat_handle, 
 
 //export go_dat_evd_query
 func go_dat_evd_query(h C.godat_handle, mask C.DAT_EVD_PARAM_MASK, out *C.DAT_EVD_PARAM) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_evd_query")
+	defer done(&ret, "dat_evd_query", h)
 	evd, err := evdOf(h)
 	if err != nil {
 		return datReturn(err)
@@ -159,7 +159,7 @@ func go_dat_evd_query(h C.godat_handle, mask C.DAT_EVD_PARAM_MASK, out *C.DAT_EV
 
 //export go_dat_evd_resize
 func go_dat_evd_resize(h C.godat_handle, qlen C.DAT_COUNT) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_evd_resize")
+	defer done(&ret, "dat_evd_resize", h)
 	evd, err := evdOf(h)
 	if err != nil {
 		return datReturn(err)
@@ -169,7 +169,7 @@ func go_dat_evd_resize(h C.godat_handle, qlen C.DAT_COUNT) (ret C.DAT_RETURN) {
 
 //export go_dat_evd_post_se
 func go_dat_evd_post_se(h C.godat_handle, ev *C.DAT_EVENT) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_evd_post_se")
+	defer done(&ret, "dat_evd_post_se", h)
 	evd, err := evdOf(h)
 	if err != nil {
 		return datReturn(err)
@@ -183,7 +183,7 @@ func go_dat_evd_post_se(h C.godat_handle, ev *C.DAT_EVENT) (ret C.DAT_RETURN) {
 
 //export go_dat_evd_dequeue
 func go_dat_evd_dequeue(h C.godat_handle, out *C.DAT_EVENT) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_evd_dequeue")
+	defer done(&ret, "dat_evd_dequeue", h)
 	evd, err := evdOf(h)
 	if err != nil {
 		return datReturn(err)
@@ -201,7 +201,7 @@ func go_dat_evd_dequeue(h C.godat_handle, out *C.DAT_EVENT) (ret C.DAT_RETURN) {
 
 //export go_dat_evd_wait
 func go_dat_evd_wait(h C.godat_handle, timeout C.DAT_TIMEOUT, threshold C.DAT_COUNT, out *C.DAT_EVENT, nmore *C.DAT_COUNT) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_evd_wait")
+	defer done(&ret, "dat_evd_wait", h)
 	evd, err := evdOf(h)
 	if err != nil {
 		return datReturn(err)
@@ -225,7 +225,7 @@ func go_dat_evd_wait(h C.godat_handle, timeout C.DAT_TIMEOUT, threshold C.DAT_CO
 
 //export go_dat_evd_free
 func go_dat_evd_free(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_evd_free")
+	defer done(&ret, "dat_evd_free", h)
 	evd, err := evdOf(h)
 	if err != nil {
 		return datReturn(err)
@@ -235,7 +235,7 @@ func go_dat_evd_free(h C.godat_handle) (ret C.DAT_RETURN) {
 
 //export go_dat_evd_enable
 func go_dat_evd_enable(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_evd_enable")
+	defer done(&ret, "dat_evd_enable", h)
 	evd, err := evdOf(h)
 	if err != nil {
 		return datReturn(err)
@@ -245,7 +245,7 @@ func go_dat_evd_enable(h C.godat_handle) (ret C.DAT_RETURN) {
 
 //export go_dat_evd_disable
 func go_dat_evd_disable(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_evd_disable")
+	defer done(&ret, "dat_evd_disable", h)
 	evd, err := evdOf(h)
 	if err != nil {
 		return datReturn(err)
@@ -255,7 +255,7 @@ func go_dat_evd_disable(h C.godat_handle) (ret C.DAT_RETURN) {
 
 //export go_dat_evd_set_unwaitable
 func go_dat_evd_set_unwaitable(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_evd_set_unwaitable")
+	defer done(&ret, "dat_evd_set_unwaitable", h)
 	evd, err := evdOf(h)
 	if err != nil {
 		return datReturn(err)
@@ -265,7 +265,7 @@ func go_dat_evd_set_unwaitable(h C.godat_handle) (ret C.DAT_RETURN) {
 
 //export go_dat_evd_clear_unwaitable
 func go_dat_evd_clear_unwaitable(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_evd_clear_unwaitable")
+	defer done(&ret, "dat_evd_clear_unwaitable", h)
 	evd, err := evdOf(h)
 	if err != nil {
 		return datReturn(err)
@@ -275,7 +275,7 @@ func go_dat_evd_clear_unwaitable(h C.godat_handle) (ret C.DAT_RETURN) {
 
 //export go_dat_evd_modify_cno
 func go_dat_evd_modify_cno(h C.godat_handle, cnoh C.godat_handle) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_evd_modify_cno")
+	defer done(&ret, "dat_evd_modify_cno", h)
 	evd, err := evdOf(h)
 	if err != nil {
 		return datReturn(err)

@@ -43,7 +43,7 @@ func backendOf(e core.RegistryEntry) (string, rdma.Params, error) {
 //export go_dat_ia_openv
 func go_dat_ia_openv(name *C.char, qlen C.DAT_COUNT, asyncEVD *C.DAT_EVD_HANDLE, iaOut *C.DAT_IA_HANDLE,
 	major, minor C.DAT_UINT32, threadSafe C.DAT_BOOLEAN) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_ia_openv")
+	defer doneName(&ret, "dat_ia_openv", name)
 	testPanic("dat_ia_openv")
 	switch {
 	case name == nil:
@@ -89,6 +89,9 @@ func go_dat_ia_openv(name *C.char, qlen C.DAT_COUNT, asyncEVD *C.DAT_EVD_HANDLE,
 	if err != nil {
 		return datReturn(err)
 	}
+	// datinfo reports the transport and the entry in use from this line.
+	core.Logf(core.LevelDebug, "dat_ia_openv: %s (%s:%d): opened %s, address %s",
+		entry.IAName, entry.File, entry.Line, ia.Device().Query().Name, ia.Device().Addr())
 	*iaOut = handleOf(ia)
 	handleOut(asyncEVD, asyncHandle(ia))
 	return C.DAT_SUCCESS
@@ -105,7 +108,7 @@ func asyncHandle(ia *core.IA) C.godat_handle {
 
 //export go_dat_ia_close
 func go_dat_ia_close(h C.godat_handle, flags C.DAT_CLOSE_FLAGS) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_ia_close")
+	defer done(&ret, "dat_ia_close", h)
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
 		return datReturn(err)
@@ -118,7 +121,7 @@ func go_dat_ia_close(h C.godat_handle, flags C.DAT_CLOSE_FLAGS) (ret C.DAT_RETUR
 
 //export go_dats_get_ia_handle
 func go_dats_get_ia_handle(h C.godat_handle, out *C.DAT_IA_HANDLE) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dats_get_ia_handle")
+	defer done(&ret, "dats_get_ia_handle", h)
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
 		return datReturn(err)
@@ -133,7 +136,7 @@ func go_dats_get_ia_handle(h C.godat_handle, out *C.DAT_IA_HANDLE) (ret C.DAT_RE
 //export go_dat_ia_query
 func go_dat_ia_query(h C.godat_handle, asyncEVD *C.DAT_EVD_HANDLE, iaMask C.DAT_IA_ATTR_MASK, iaAttr *C.DAT_IA_ATTR,
 	provMask C.DAT_PROVIDER_ATTR_MASK, provAttr *C.DAT_PROVIDER_ATTR) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_ia_query")
+	defer done(&ret, "dat_ia_query", h)
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
 		return datReturn(err)
@@ -210,7 +213,8 @@ func fillProviderAttr(out *C.DAT_PROVIDER_ATTR, ia *core.IA) {
 	v.is_thread_safe = C.DAT_TRUE
 	v.max_private_data_size = C.DAT_COUNT(a.MaxPrivateData)
 	v.supports_multipath = C.DAT_FALSE
-	v.ep_creator = C.DAT_PSP_CREATES_EP_NEVER
+	// A PSP creates EPs when made with DAT_PSP_PROVIDER_FLAG.
+	v.ep_creator = C.DAT_PSP_CREATES_EP_IFASKED
 	v.pz_support = C.DAT_PZ_UNIQUE
 	v.optimal_buffer_alignment = C.DAT_OPTIMAL_ALIGNMENT
 	// Any EVD may take any mix of streams (dat_ia_query(3DAT): "The

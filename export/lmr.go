@@ -16,7 +16,7 @@ import (
 func go_dat_lmr_create(h C.godat_handle, memType C.DAT_MEM_TYPE, region *C.DAT_REGION_DESCRIPTION, length C.DAT_VLEN,
 	pzh C.godat_handle, priv C.DAT_MEM_PRIV_FLAGS, out *C.DAT_LMR_HANDLE, lctx *C.DAT_LMR_CONTEXT, rctx *C.DAT_RMR_CONTEXT,
 	regLen *C.DAT_VLEN, regAddr *C.DAT_VADDR) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_lmr_create")
+	defer done(&ret, "dat_lmr_create", h)
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
 		return datReturn(err)
@@ -71,7 +71,7 @@ func go_dat_lmr_create(h C.godat_handle, memType C.DAT_MEM_TYPE, region *C.DAT_R
 
 //export go_dat_lmr_query
 func go_dat_lmr_query(h C.godat_handle, mask C.DAT_LMR_PARAM_MASK, out *C.DAT_LMR_PARAM) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_lmr_query")
+	defer done(&ret, "dat_lmr_query", h)
 	l, err := lookup[*core.LMR](h, core.TypeLMR, core.SubHandleLMR)
 	if err != nil {
 		return datReturn(err)
@@ -113,7 +113,7 @@ func go_dat_lmr_query(h C.godat_handle, mask C.DAT_LMR_PARAM_MASK, out *C.DAT_LM
 
 //export go_dat_lmr_free
 func go_dat_lmr_free(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_lmr_free")
+	defer done(&ret, "dat_lmr_free", h)
 	l, err := lookup[*core.LMR](h, core.TypeLMR, core.SubHandleLMR)
 	if err != nil {
 		return datReturn(err)
@@ -153,13 +153,13 @@ func syncRDMA(h C.godat_handle, iov *C.DAT_LMR_TRIPLET, n C.DAT_VLEN) C.DAT_RETU
 
 //export go_dat_lmr_sync_rdma_read
 func go_dat_lmr_sync_rdma_read(h C.godat_handle, iov *C.DAT_LMR_TRIPLET, n C.DAT_VLEN) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_lmr_sync_rdma_read")
+	defer done(&ret, "dat_lmr_sync_rdma_read", h)
 	return syncRDMA(h, iov, n)
 }
 
 //export go_dat_lmr_sync_rdma_write
 func go_dat_lmr_sync_rdma_write(h C.godat_handle, iov *C.DAT_LMR_TRIPLET, n C.DAT_VLEN) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_lmr_sync_rdma_write")
+	defer done(&ret, "dat_lmr_sync_rdma_write", h)
 	return syncRDMA(h, iov, n)
 }
 

@@ -9,7 +9,7 @@ import "godat/core"
 
 //export go_dat_pz_create
 func go_dat_pz_create(h C.godat_handle, out *C.DAT_PZ_HANDLE) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_pz_create")
+	defer done(&ret, "dat_pz_create", h)
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
 		return datReturn(err)
@@ -27,7 +27,7 @@ func go_dat_pz_create(h C.godat_handle, out *C.DAT_PZ_HANDLE) (ret C.DAT_RETURN)
 
 //export go_dat_pz_query
 func go_dat_pz_query(h C.godat_handle, mask C.DAT_PZ_PARAM_MASK, out *C.DAT_PZ_PARAM) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_pz_query")
+	defer done(&ret, "dat_pz_query", h)
 	pz, err := lookup[*core.PZ](h, core.TypePZ, core.SubHandlePZ)
 	if err != nil {
 		return datReturn(err)
@@ -44,7 +44,7 @@ func go_dat_pz_query(h C.godat_handle, mask C.DAT_PZ_PARAM_MASK, out *C.DAT_PZ_P
 
 //export go_dat_pz_free
 func go_dat_pz_free(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_pz_free")
+	defer done(&ret, "dat_pz_free", h)
 	pz, err := lookup[*core.PZ](h, core.TypePZ, core.SubHandlePZ)
 	if err != nil {
 		return datReturn(err)

@@ -30,9 +30,18 @@ type dynamicProvider struct {
 
 const maxDynamicProviders = 256
 
+// providerName is the IA name in a provider's info, for the log line of a
+// failed call (nil when there is no info).
+func providerName(info *C.DAT_PROVIDER_INFO) *C.char {
+	if info == nil {
+		return nil
+	}
+	return &info.ia_name[0]
+}
+
 //export go_dat_registry_add_provider
 func go_dat_registry_add_provider(p *C.DAT_PROVIDER, info *C.DAT_PROVIDER_INFO) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_registry_add_provider")
+	defer doneName(&ret, "dat_registry_add_provider", providerName(info))
 	if p == nil {
 		return datReturn(core.ErrArg(1))
 	}
@@ -55,7 +64,7 @@ func go_dat_registry_add_provider(p *C.DAT_PROVIDER, info *C.DAT_PROVIDER_INFO) 
 
 //export go_dat_registry_remove_provider
 func go_dat_registry_remove_provider(p *C.DAT_PROVIDER, info *C.DAT_PROVIDER_INFO) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_registry_remove_provider")
+	defer doneName(&ret, "dat_registry_remove_provider", providerName(info))
 	if p == nil {
 		return datReturn(core.ErrArg(1))
 	}
@@ -76,7 +85,7 @@ func go_dat_registry_remove_provider(p *C.DAT_PROVIDER, info *C.DAT_PROVIDER_INF
 
 //export go_dat_registry_list_providers
 func go_dat_registry_list_providers(max C.DAT_COUNT, n *C.DAT_COUNT, list **C.DAT_PROVIDER_INFO) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_registry_list_providers")
+	defer doneName(&ret, "dat_registry_list_providers", nil)
 	if n == nil {
 		return datReturn(core.ErrArg(2))
 	}
@@ -111,20 +120,30 @@ func go_dat_registry_list_providers(max C.DAT_COUNT, n *C.DAT_COUNT, list **C.DA
 		*n = C.DAT_COUNT(len(infos))
 		return datReturn(core.ErrInternal)
 	}
-	if max < 0 || list == nil || int(max) < len(infos) {
+	// The page makes a list shorter than the registry DAT_INVALID_PARAMETER;
+	// every reference (OFED compat-dapl, illumos libdat, OFED dapl 2.x)
+	// fills max_to_return entries instead and succeeds, reporting how many
+	// it wrote, and programs depend on it (an MPI asks for 8). Only no room
+	// at all is refused, and the references blame argument 1 for it.
+	if max == 0 {
+		*n = C.DAT_COUNT(len(infos))
+		return datReturn(core.ErrArg(1))
+	}
+	if max < 0 || list == nil {
 		*n = C.DAT_COUNT(len(infos))
 		return datReturn(core.ErrArg(3))
 	}
-	dst := unsafe.Slice(list, len(infos))
-	for i := range infos {
+	k := min(int(max), len(infos))
+	dst := unsafe.Slice(list, k)
+	for i := range dst {
 		if dst[i] == nil {
 			*n = C.DAT_COUNT(len(infos))
 			return datReturn(core.ErrArg(3))
 		}
 	}
-	for i := range infos {
+	for i := range dst {
 		*dst[i] = infos[i]
 	}
-	*n = C.DAT_COUNT(len(infos))
+	*n = C.DAT_COUNT(k)
 	return C.DAT_SUCCESS
 }

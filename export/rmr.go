@@ -9,7 +9,7 @@ import "godat/core"
 
 //export go_dat_rmr_create
 func go_dat_rmr_create(pzh C.godat_handle, out *C.DAT_RMR_HANDLE) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_rmr_create")
+	defer done(&ret, "dat_rmr_create", pzh)
 	pz, err := lookup[*core.PZ](pzh, core.TypePZ, core.SubHandlePZ)
 	if err != nil {
 		return datReturn(err)
@@ -27,7 +27,7 @@ func go_dat_rmr_create(pzh C.godat_handle, out *C.DAT_RMR_HANDLE) (ret C.DAT_RET
 
 //export go_dat_rmr_query
 func go_dat_rmr_query(h C.godat_handle, mask C.DAT_RMR_PARAM_MASK, out *C.DAT_RMR_PARAM) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_rmr_query")
+	defer done(&ret, "dat_rmr_query", h)
 	r, err := lookup[*core.RMR](h, core.TypeRMR, core.SubHandleRMR)
 	if err != nil {
 		return datReturn(err)
@@ -57,7 +57,7 @@ func go_dat_rmr_query(h C.godat_handle, mask C.DAT_RMR_PARAM_MASK, out *C.DAT_RM
 //export go_dat_rmr_bind
 func go_dat_rmr_bind(h C.godat_handle, triplet *C.DAT_LMR_TRIPLET, priv C.DAT_MEM_PRIV_FLAGS, eph C.godat_handle,
 	cookie C.DAT_UINT64, flags C.DAT_COMPLETION_FLAGS, out *C.DAT_RMR_CONTEXT) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_rmr_bind")
+	defer done(&ret, "dat_rmr_bind", h)
 	r, err := lookup[*core.RMR](h, core.TypeRMR, core.SubHandleRMR)
 	if err != nil {
 		return datReturn(err)
@@ -83,7 +83,7 @@ func go_dat_rmr_bind(h C.godat_handle, triplet *C.DAT_LMR_TRIPLET, priv C.DAT_ME
 
 //export go_dat_rmr_free
 func go_dat_rmr_free(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_rmr_free")
+	defer done(&ret, "dat_rmr_free", h)
 	r, err := lookup[*core.RMR](h, core.TypeRMR, core.SubHandleRMR)
 	if err != nil {
 		return datReturn(err)

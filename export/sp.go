@@ -25,7 +25,7 @@ func createPSP(h C.godat_handle, qual uint64, any bool, evdh C.godat_handle, fla
 
 //export go_dat_psp_create
 func go_dat_psp_create(h C.godat_handle, qual C.DAT_CONN_QUAL, evdh C.godat_handle, flags C.DAT_PSP_FLAGS, out *C.DAT_PSP_HANDLE) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_psp_create")
+	defer done(&ret, "dat_psp_create", h)
 	if out == nil {
 		if _, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA); err != nil {
 			return datReturn(err)
@@ -42,7 +42,7 @@ func go_dat_psp_create(h C.godat_handle, qual C.DAT_CONN_QUAL, evdh C.godat_hand
 
 //export go_dat_psp_create_any
 func go_dat_psp_create_any(h C.godat_handle, qual *C.DAT_CONN_QUAL, evdh C.godat_handle, flags C.DAT_PSP_FLAGS, out *C.DAT_PSP_HANDLE) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_psp_create_any")
+	defer done(&ret, "dat_psp_create_any", h)
 	if _, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA); err != nil {
 		return datReturn(err)
 	}
@@ -63,7 +63,7 @@ func go_dat_psp_create_any(h C.godat_handle, qual *C.DAT_CONN_QUAL, evdh C.godat
 
 //export go_dat_psp_query
 func go_dat_psp_query(h C.godat_handle, mask C.DAT_PSP_PARAM_MASK, out *C.DAT_PSP_PARAM) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_psp_query")
+	defer done(&ret, "dat_psp_query", h)
 	p, err := lookup[*core.PSP](h, core.TypePSP, core.SubHandlePSP)
 	if err != nil {
 		return datReturn(err)
@@ -89,7 +89,7 @@ func go_dat_psp_query(h C.godat_handle, mask C.DAT_PSP_PARAM_MASK, out *C.DAT_PS
 
 //export go_dat_psp_free
 func go_dat_psp_free(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_psp_free")
+	defer done(&ret, "dat_psp_free", h)
 	p, err := lookup[*core.PSP](h, core.TypePSP, core.SubHandlePSP)
 	if err != nil {
 		return datReturn(err)
@@ -99,7 +99,7 @@ func go_dat_psp_free(h C.godat_handle) (ret C.DAT_RETURN) {
 
 //export go_dat_rsp_create
 func go_dat_rsp_create(h C.godat_handle, qual C.DAT_CONN_QUAL, eph C.godat_handle, evdh C.godat_handle, out *C.DAT_RSP_HANDLE) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_rsp_create")
+	defer done(&ret, "dat_rsp_create", h)
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
 		return datReturn(err)
@@ -125,7 +125,7 @@ func go_dat_rsp_create(h C.godat_handle, qual C.DAT_CONN_QUAL, eph C.godat_handl
 
 //export go_dat_rsp_query
 func go_dat_rsp_query(h C.godat_handle, mask C.DAT_RSP_PARAM_MASK, out *C.DAT_RSP_PARAM) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_rsp_query")
+	defer done(&ret, "dat_rsp_query", h)
 	r, err := lookup[*core.RSP](h, core.TypeRSP, core.SubHandleRSP)
 	if err != nil {
 		return datReturn(err)
@@ -151,7 +151,7 @@ func go_dat_rsp_query(h C.godat_handle, mask C.DAT_RSP_PARAM_MASK, out *C.DAT_RS
 
 //export go_dat_rsp_free
 func go_dat_rsp_free(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_rsp_free")
+	defer done(&ret, "dat_rsp_free", h)
 	r, err := lookup[*core.RSP](h, core.TypeRSP, core.SubHandleRSP)
 	if err != nil {
 		return datReturn(err)
@@ -165,7 +165,7 @@ func crOf(h C.godat_handle) (*core.CR, error) {
 
 //export go_dat_cr_query
 func go_dat_cr_query(h C.godat_handle, mask C.DAT_CR_PARAM_MASK, out *C.DAT_CR_PARAM) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_cr_query")
+	defer done(&ret, "dat_cr_query", h)
 	cr, err := crOf(h)
 	if err != nil {
 		return datReturn(err)
@@ -196,7 +196,7 @@ func go_dat_cr_query(h C.godat_handle, mask C.DAT_CR_PARAM_MASK, out *C.DAT_CR_P
 
 //export go_dat_cr_accept
 func go_dat_cr_accept(h C.godat_handle, eph C.godat_handle, psize C.DAT_COUNT, pdata C.DAT_PVOID) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_cr_accept")
+	defer done(&ret, "dat_cr_accept", h)
 	cr, err := crOf(h)
 	if err != nil {
 		return datReturn(err)
@@ -213,7 +213,7 @@ func go_dat_cr_accept(h C.godat_handle, eph C.godat_handle, psize C.DAT_COUNT, p
 
 //export go_dat_cr_reject
 func go_dat_cr_reject(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_cr_reject")
+	defer done(&ret, "dat_cr_reject", h)
 	cr, err := crOf(h)
 	if err != nil {
 		return datReturn(err)
@@ -223,7 +223,7 @@ func go_dat_cr_reject(h C.godat_handle) (ret C.DAT_RETURN) {
 
 //export go_dat_cr_handoff
 func go_dat_cr_handoff(h C.godat_handle, qual C.DAT_CONN_QUAL) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_cr_handoff")
+	defer done(&ret, "dat_cr_handoff", h)
 	cr, err := crOf(h)
 	if err != nil {
 		return datReturn(err)

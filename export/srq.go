@@ -11,7 +11,7 @@ import "godat/core"
 
 //export go_dat_srq_create
 func go_dat_srq_create(h C.godat_handle, pzh C.godat_handle, attr *C.DAT_SRQ_ATTR, out *C.DAT_SRQ_HANDLE) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_srq_create")
+	defer done(&ret, "dat_srq_create", h)
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
 		return datReturn(err)
@@ -40,7 +40,7 @@ func srqOf(h C.godat_handle) (*core.SRQ, error) {
 
 //export go_dat_srq_free
 func go_dat_srq_free(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_srq_free")
+	defer done(&ret, "dat_srq_free", h)
 	s, err := srqOf(h)
 	if err != nil {
 		return datReturn(err)
@@ -50,7 +50,7 @@ func go_dat_srq_free(h C.godat_handle) (ret C.DAT_RETURN) {
 
 //export go_dat_srq_post_recv
 func go_dat_srq_post_recv(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_srq_post_recv")
+	defer done(&ret, "dat_srq_post_recv", h)
 	s, err := srqOf(h)
 	if err != nil {
 		return datReturn(err)
@@ -64,7 +64,7 @@ func go_dat_srq_post_recv(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLE
 
 //export go_dat_srq_query
 func go_dat_srq_query(h C.godat_handle, mask C.DAT_SRQ_PARAM_MASK, out *C.DAT_SRQ_PARAM) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_srq_query")
+	defer done(&ret, "dat_srq_query", h)
 	s, err := srqOf(h)
 	if err != nil {
 		return datReturn(err)
@@ -96,7 +96,7 @@ func go_dat_srq_query(h C.godat_handle, mask C.DAT_SRQ_PARAM_MASK, out *C.DAT_SR
 
 //export go_dat_srq_resize
 func go_dat_srq_resize(h C.godat_handle, n C.DAT_COUNT) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_srq_resize")
+	defer done(&ret, "dat_srq_resize", h)
 	s, err := srqOf(h)
 	if err != nil {
 		return datReturn(err)
@@ -106,7 +106,7 @@ func go_dat_srq_resize(h C.godat_handle, n C.DAT_COUNT) (ret C.DAT_RETURN) {
 
 //export go_dat_srq_set_lw
 func go_dat_srq_set_lw(h C.godat_handle, n C.DAT_COUNT) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_srq_set_lw")
+	defer done(&ret, "dat_srq_set_lw", h)
 	s, err := srqOf(h)
 	if err != nil {
 		return datReturn(err)

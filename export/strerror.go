@@ -57,7 +57,7 @@ func initCNames() {
 
 //export go_dat_strerror
 func go_dat_strerror(value C.DAT_RETURN, major, minor **C.char) (ret C.DAT_RETURN) {
-	defer recoverTo(&ret, "dat_strerror")
+	defer doneName(&ret, "dat_strerror", nil)
 	cNamesOnce.Do(initCNames)
 	v := uint32(value)
 	typ := v & C.DAT_TYPE_MASK

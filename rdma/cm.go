@@ -39,7 +39,9 @@ const (
 	// CMDisconnected: the connection ended in order, by either side
 	// (RDMA_CM_EVENT_DISCONNECTED). The QP is Error.
 	CMDisconnected
-	// CMBroken: the connection failed: the peer died or stopped answering,
+	// CMBroken: the connection failed: the peer died or stopped answering
+	// (a verbs backend may see a dead peer's kernel close the connection
+	// and report CMDisconnected instead: it cannot tell),
 	// the link failed, or a fatal error (a remote access with a bad key,
 	// a protocol violation) ended it; verbs reports it as
 	// IBV_EVENT_QP_FATAL / QP_ACCESS_ERR followed by DISCONNECTED. The QP is
@@ -62,7 +64,7 @@ type CMEvent struct {
 	Type        CMEventType
 	Context     uint64      // the QP's context, or the listener's for CMConnectRequest
 	Request     ConnRequest // CMConnectRequest only
-	PrivateData []byte      // the peer's private data, where the event has any
+	PrivateData []byte      // the peer's private data, exactly as long as sent (empty included)
 }
 
 // CMChannel is a connection-manager event channel

@@ -74,15 +74,17 @@ const (
 	WCSolicited
 )
 
-// WC is one work completion (struct ibv_wc). Only WRID, Status, Opcode and
-// QPNum are defined for an error completion; ByteLen is 0 then.
+// WC is one work completion (struct ibv_wc). Only WRID, Status and QPNum
+// are defined for an error completion: ByteLen is 0, and Opcode is what the
+// backend knows (the software provider sets it; verbs leaves it undefined,
+// so core never relies on it: the work-request id says which queue).
 type WC struct {
 	WRID    uint64   // the work request's id
 	ByteLen uint32   // bytes transferred: the message length for a receive
 	QPNum   uint32   // the queue pair the request was posted to
 	Imm     uint32   // immediate data, with WCWithImm
 	Status  WCStatus // outcome
-	Opcode  WCOpcode // for errors, the opcode may be undefined in verbs; backends here set it
+	Opcode  WCOpcode // undefined for error completions in verbs
 	Flags   WCFlags
 }
 

@@ -83,8 +83,12 @@ type Device interface {
 	CreateCompChannel() (CompChannel, error)
 	// CreateCQ creates a completion queue of at least depth entries whose
 	// armed notifications go to ch (nil: the CQ is only polled); ctx names
-	// the CQ in asynchronous events (ibv_create_cq).
-	// Errors: ErrInvalid (depth < 1 or above MaxCQE), ErrNoResources, ErrClosed.
+	// the CQ in asynchronous events (ibv_create_cq). ch is normally one of
+	// this device's channels; a backend may accept a channel of another of
+	// its devices (the software provider does: it lets an EP of one IA
+	// complete into an EVD of an IA on another device), else ErrInvalid.
+	// Errors: ErrInvalid (depth < 1 or above MaxCQE, a foreign channel),
+	// ErrNoResources, ErrClosed.
 	CreateCQ(depth int, ch CompChannel, ctx uint64) (CQ, error)
 	// CreateSRQ creates a shared receive queue (ibv_create_srq); only with
 	// CapSRQ. Errors: ErrInvalid, ErrNoResources, ErrNotSupported, ErrClosed.

@@ -123,7 +123,12 @@ type QP interface {
 	// Cap is the capacities granted.
 	Cap() QPCap
 	// PostSend appends a send-queue request (ibv_post_send). In Error the
-	// request is accepted and completes as WCWRFlushErr.
+	// request is accepted and completes as WCWRFlushErr. As on a verbs RC
+	// QP, a send completes successfully once the message is placed in the
+	// peer's receive (an RDMA write once its data is in place, a read once
+	// the data read is); a send to a peer without a posted receive waits
+	// for one without limit (RNR retry 7), and the receiver's verdict on a
+	// receive too small or unusable comes back as the send's status.
 	// Errors: ErrState (not RTS, SQD or Error), ErrInvalid (too many SGEs,
 	// an unknown opcode, inline data above MaxInlineData), ErrQueueFull
 	// (MaxSendWR requests outstanding), ErrClosed. With CapPostCheck the

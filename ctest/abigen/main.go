@@ -18,13 +18,14 @@
 //     incompatible-pointer assignment, an error under -Werror, plus a
 //     _Static_assert);
 //   - macro: function-like redirection macros are called through a fake
-//     provider table and must reach the named slot; other macros are checked
-//     where their meaning is clear (aliases, DAT_GET_TYPE & co) and reported
-//     as skipped otherwise.
+//     provider table and must reach the named slot; aliases must be macros
+//     expanding to their target and meaning the same (value, type, or
+//     member offset); DAT_GET_TYPE & co are run on sample codes.
 //
-// It prints "FAIL kind name: expected X got Y" per failing row, "SKIP ..." per
-// row it cannot check, and ends with "N checked, M failed"; the exit status
-// is non-zero when M > 0.
+// It prints "FAIL kind name: expected X got Y" per failing row, and "FAIL
+// kind name: not checked: why" per row it does not know how to check, and
+// ends with "N checked, M failed"; the exit status is non-zero when a row
+// failed or was not checked, so the check cannot pass while a row fails.
 package main
 
 import (
@@ -321,7 +322,7 @@ func (g *gen) check(r row, body string) {
 		r.line, r.kind, label(r), body))
 }
 
-// skip adds a row that is reported as skipped.
+// skip adds a row the generator cannot check; it fails the run.
 func (g *gen) skip(r row, why string) {
 	g.run = append(g.run, fmt.Sprintf("\t/* %d: %s %s */\n\tabi_skip(%s, %s, %s);\n",
 		r.line, r.kind, label(r), cstr(r.kind), cstr(label(r)), cstr(why)))
@@ -515,33 +516,7 @@ func (g *gen) macroRow(r row) error {
 		return g.functionMacro(r, args)
 	}
 	if target, ok := strings.CutPrefix(r.ctype, "alias of "); ok {
-		target = strings.TrimSpace(target)
-		switch {
-		case !isIdent(target):
-			g.skip(r, "alias target is not an identifier")
-		case len(g.byName[target]) > 0:
-			t := g.byName[target][0]
-			switch t.kind {
-			case "const", "enum":
-				g.check(r, fmt.Sprintf("\tabi_val(%s, %s, %s, 0, (unsigned long long) (%s),\n\t    (unsigned long long) (%s));\n",
-					k, n, cstr(target), target, r.name))
-			case "type", "struct":
-				g.check(r, fmt.Sprintf("\tabi_type(%s, %s, %s,\n\t    __builtin_types_compatible_p(%s, %s));\n",
-					k, n, cstr(target), r.name, target))
-			case "field", "slot":
-				g.skip(r, "alias of the member name "+target+" not provided: as a macro it would rewrite every identifier "+r.name+" in user code")
-			default:
-				g.skip(r, "alias of a "+t.kind)
-			}
-		case strings.HasPrefix(target, "DAT_"):
-			g.skip(r, "alias target "+target+" is not defined by the reference ABI either")
-		default:
-			// An alias of a name the table does not describe (a
-			// provider's entry point): compare the expansion text.
-			g.check(r, fmt.Sprintf("#ifdef %s\n\tabi_str(%s, %s, %s, ABI_STR(%s));\n#else\n\tabi_fail(%s, %s, %s, \"undefined\");\n#endif\n",
-				r.name, k, n, cstr(target), r.name, k, n, cstr("macro expanding to "+target)))
-		}
-		return nil
+		return g.aliasRow(r, strings.TrimSpace(target))
 	}
 	// Other macros: a value of a described struct type named T_NULL is
 	// checked to be an all-zero T.
@@ -554,6 +529,54 @@ func (g *gen) macroRow(r row) error {
 		}
 	}
 	g.skip(r, r.ctype)
+	return nil
+}
+
+// aliasRow checks a macro the table describes as an alias of another name:
+// it must be a macro whose expansion is that name, and mean the same thing
+// (the same value, type, or member at the same offset of every struct that
+// has it). A target the table does not describe (an entry point, or a name
+// the reference headers do not define either) is checked by its expansion
+// alone.
+func (g *gen) aliasRow(r row, target string) error {
+	k, n := cstr(r.kind), cstr(r.name)
+	if !isIdent(target) {
+		g.skip(r, "alias target is not an identifier")
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "#ifndef %s\n\tabi_fail(%s, %s, \"a macro\", \"no macro of that name\");\n#else\n", r.name, k, n)
+	text := fmt.Sprintf("\tabi_str(%s, %s, %s, ABI_STR(%s));\n", k, n, cstr(target), r.name)
+	rows := g.byName[target]
+	switch {
+	case len(rows) == 0:
+		b.WriteString(text)
+	case rows[0].kind == "const" || rows[0].kind == "enum":
+		// The target may itself be a macro: compare values, not text.
+		fmt.Fprintf(&b, "\tabi_val(%s, %s, %s, 0, (unsigned long long) (%s),\n\t    (unsigned long long) (%s));\n",
+			k, n, cstr(target), target, r.name)
+	case rows[0].kind == "type" || rows[0].kind == "struct":
+		b.WriteString(text)
+		fmt.Fprintf(&b, "\tabi_type(%s, %s, %s,\n\t    __builtin_types_compatible_p(%s, %s));\n",
+			k, n, cstr(target), r.name, target)
+	default:
+		members := 0
+		for _, t := range rows {
+			if t.kind != "field" && t.kind != "slot" {
+				continue
+			}
+			members++
+			fmt.Fprintf(&b, "\tabi_num(%s, %s, %s, offsetof(%s, %s),\n\t    offsetof(%s, %s));\n",
+				k, n, cstr("offset in "+t.parent), t.parent, target, t.parent, r.name)
+		}
+		if members == 0 {
+			g.skip(r, "alias of a "+rows[0].kind)
+			return nil
+		}
+		b.WriteString(text)
+	}
+	b.WriteString("#endif\n")
+	g.check(r, b.String())
 	return nil
 }
 
@@ -780,11 +803,12 @@ abi_str(const char *kind, const char *name, const char *want, const char *got)
 	}
 }
 
+/* A row the generator cannot check fails the run: every row is checked. */
 ABI_HELPER
 abi_skip(const char *kind, const char *name, const char *why)
 {
 	abi_skipped++;
-	printf("SKIP %%s %%s: %%s\n", kind, name, why);
+	printf("FAIL %%s %%s: not checked: %%s\n", kind, name, why);
 }
 
 `, source)
@@ -826,9 +850,9 @@ abi_slot(const char *kind, const char *name, int want)
 		fmt.Fprintf(&b, "\tabi_rows_%d();\n", i)
 	}
 	b.WriteString(`	if (abi_skipped > 0)
-		printf("%lu skipped\n", abi_skipped);
+		printf("%lu rows not checked\n", abi_skipped);
 	printf("%lu checked, %lu failed\n", abi_checked, abi_failed);
-	return abi_failed > 0 ? 1 : 0;
+	return abi_failed > 0 || abi_skipped > 0 ? 1 : 0;
 }
 `)
 	return b.String()

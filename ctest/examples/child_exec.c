@@ -1,6 +1,7 @@
 /* child_exec: the documented remedy for fork(). A program that a forked
  * child exec()s starts a fresh Go runtime and may open its own IA. It opens
- * godat-shm, creates and frees a PZ and closes the IA; it exits 0 when all
+ * the IA named by its argument (godat-shm without one), creates and frees a
+ * PZ and closes the IA; it exits 0 when all
  * of that succeeded and otherwise names the failing call and exits 1.
  * test_fork.c runs it from a child of a process that has an IA open. */
 #include <stdio.h>
@@ -14,16 +15,17 @@ static int failed(const char *call, DAT_RETURN r)
 	return 1;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
 	DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
 	DAT_PZ_HANDLE pz = DAT_HANDLE_NULL;
 	DAT_RETURN r;
+	char *name = argc > 1 ? argv[1] : "godat-shm"; /* DAT_NAME_PTR is char * */
 
-	r = dat_ia_open("godat-shm", 16, &async, &ia);
+	r = dat_ia_open(name, 16, &async, &ia);
 	if (r != DAT_SUCCESS)
-		return failed("dat_ia_open(godat-shm)", r);
+		return failed("dat_ia_open", r);
 	r = dat_pz_create(ia, &pz);
 	if (r != DAT_SUCCESS)
 		return failed("dat_pz_create", r);

@@ -261,9 +261,14 @@ typedef DAT_UINT64	DAT_IA_ATTR_MASK;
 #define DAT_IA_FIELD_NONE				UINT64_C(0x000000000)
 #define DAT_IA_ALL					DAT_IA_FIELD_ALL
 
-/* Names kept from DAT 1.1. */
+/*
+ * Names kept from DAT 1.1.  DAT_IA_FIELD_IA_MAX_DTO_PER_OP expands to
+ * DAT_IA_FIELD_IA_MAX_DTO_PER_EP_IN, exactly as in the reference headers,
+ * which define no such mask either: a program that uses it does not
+ * compile there, and must not compile (to a different meaning) here.
+ */
 #define DAT_IA_FIELD_IA_MAX_MTU_SIZE	DAT_IA_FIELD_IA_MAX_MESSAGE_SIZE
-#define DAT_IA_FIELD_IA_MAX_DTO_PER_OP	DAT_IA_FIELD_IA_MAX_DTO_PER_EP
+#define DAT_IA_FIELD_IA_MAX_DTO_PER_OP	DAT_IA_FIELD_IA_MAX_DTO_PER_EP_IN
 
 typedef struct dat_ia_attr {
 	char			adapter_name[DAT_NAME_MAX_LENGTH];
@@ -303,6 +308,13 @@ typedef struct dat_ia_attr {
 	DAT_NAMED_ATTR		*vendor_attr;
 } DAT_IA_ATTR;
 
+/*
+ * Member names kept from DAT 1.1, as the reference headers keep them: both
+ * are object-like macros, so they rename every identifier of that spelling
+ * in a program that includes these headers (as they do with the reference).
+ */
+#define max_rdma_read_per_ep	max_rdma_read_per_ep_in
+
 /* ------------------------------------------------------------------ */
 /* Endpoint                                                            */
 /* ------------------------------------------------------------------ */
@@ -332,6 +344,8 @@ typedef struct dat_ep_attr {
 	DAT_COUNT		ep_provider_specific_count;
 	DAT_NAMED_ATTR		*ep_provider_specific;
 } DAT_EP_ATTR;
+
+#define max_mtu_size		max_message_size
 
 typedef enum dat_ep_state {
 	DAT_EP_STATE_UNCONNECTED			= 0x0,
@@ -529,8 +543,12 @@ typedef enum dat_dto_completion_status {
 #define DAT_DTO_LENGTH_ERROR	DAT_DTO_ERR_LOCAL_LENGTH
 #define DAT_DTO_FAILURE		DAT_DTO_ERR_FLUSHED
 
-/* RMR bind completions report their status with the DTO status codes. */
-typedef DAT_DTO_COMPLETION_STATUS	DAT_RMR_BIND_COMPLETION_STATUS;
+/*
+ * RMR bind completions report their status with the DTO status codes.  A
+ * macro, not a typedef, as in the reference headers (a program may
+ * #ifdef it).
+ */
+#define DAT_RMR_BIND_COMPLETION_STATUS	DAT_DTO_COMPLETION_STATUS
 #define DAT_RMR_BIND_SUCCESS	DAT_DTO_SUCCESS
 #define DAT_RMR_BIND_FAILURE	DAT_DTO_ERR_FLUSHED
 

@@ -13,6 +13,21 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 
+/*
+ * Parameter annotations: the reference headers mark the parameters of the
+ * DAT prototypes with them, and programs use them in their own prototypes.
+ * They expand to nothing; a definition made before these headers wins.
+ */
+#ifndef IN
+#define IN
+#endif
+#ifndef OUT
+#define OUT
+#endif
+#ifndef INOUT
+#define INOUT
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
