@@ -44,6 +44,10 @@ func (s *suite) cmListenGiven(t *testing.T) {
 	require.Equal(t, id, l.l.ServiceID())
 	_, err := b.dev.Listen(b.cm, id, false, 4, 1)
 	isErr(t, err, rdma.ErrServiceInUse, "a second Listen on %#x", id)
+	if c := w.open(); c.dev.Addr() == b.dev.Addr() { // one service id space per address
+		_, err := c.dev.Listen(c.cm, id, false, 4, 1)
+		isErr(t, err, rdma.ErrServiceInUse, "Listen on %#x by another device of the same address", id)
+	}
 	require.NoError(t, l.l.Close())
 	isErr(t, l.l.Close(), rdma.ErrClosed, "second Close")
 	l2 := b.listen(id, false, 4)

@@ -1,8 +1,10 @@
 package rdmatest
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -16,12 +18,15 @@ var dataTests = []test{
 	{"Inline", (*suite).dataInline},
 	{"RDMAWrite", (*suite).dataWrite},
 	{"RDMARead", (*suite).dataRead},
+	{"ManyReads", (*suite).dataManyReads},
 	{"WriteVisibleAtSendCompletion", (*suite).dataWriteThenSend},
 	{"Solicited", (*suite).dataSolicited},
 	{"Unsignalled", (*suite).dataUnsignalled},
 	{"SigAll", (*suite).dataSigAll},
 	{"FenceAfterRead", (*suite).dataFence},
 	{"SendsWaitForReceives", (*suite).dataSendsWait},
+	{"PingPong", (*suite).dataPingPong},
+	{"ConcurrentPosters", (*suite).dataConcurrent},
 }
 
 const canary = 0xa5
@@ -236,6 +241,25 @@ func (s *suite) dataRead(t *testing.T) {
 	}
 }
 
+// More RDMA reads than the initiator depth (MaxQPInitRdAtom) posted at
+// once all complete, in order, with their data.
+func (s *suite) dataManyReads(t *testing.T) {
+	w := s.world(t)
+	a, b := w.pair()
+	n := min(3*a.side.attr.MaxQPInitRdAtom, a.qp.Cap().MaxSendWR, 96)
+	const size = 4096
+	src := b.side.buf(n*size, rdma.AccessRemoteRead)
+	fill(src.b, 77)
+	dst := a.side.buf(n*size, accAll)
+	for i := range n {
+		require.NoError(t, a.qp.PostSend(read(uint64(i), rdma.SendSignaled, src.addr+uint64(i*size), src.mr.RKey(), dst.sge(i*size, size))))
+	}
+	for i, wc := range w.take(a.scq, n) {
+		checkWC(t, wc, uint64(i), rdma.WCSuccess, rdma.WCRDMARead, a)
+	}
+	sameBytes(t, src.b, dst.b, "%d RDMA reads", n)
+}
+
 // An RDMA write followed by a send on the same QP: when the send's receive
 // completion is polled, the write's data is in place.
 func (s *suite) dataWriteThenSend(t *testing.T) {
@@ -392,4 +416,81 @@ func (s *suite) dataSendsWait(t *testing.T) {
 	for i, wc := range w.take(a.scq, len(signalled)) {
 		checkWC(t, wc, signalled[i], rdma.WCSuccess, rdma.WCSend, a)
 	}
+}
+
+// A hundred round trips, each side answering the other's message.
+func (s *suite) dataPingPong(t *testing.T) {
+	w := s.world(t)
+	a, b := w.pair()
+	ab, bb := a.side.buf(8, accAll), b.side.buf(8, accAll)
+	for i := range 100 {
+		require.NoError(t, b.qp.PostRecv(recv(uint64(i), bb.all())))
+		binary.LittleEndian.PutUint64(ab.b, uint64(2*i))
+		require.NoError(t, a.qp.PostSend(send(uint64(i), 0, ab.all())))
+		checkWC(t, w.take1(b.rcq), uint64(i), rdma.WCSuccess, rdma.WCRecv, b)
+		require.Equal(t, uint64(2*i), binary.LittleEndian.Uint64(bb.b))
+		require.NoError(t, a.qp.PostRecv(recv(uint64(i), ab.all())))
+		binary.LittleEndian.PutUint64(bb.b, uint64(2*i+1))
+		require.NoError(t, b.qp.PostSend(send(uint64(i), 0, bb.all())))
+		checkWC(t, w.take1(a.rcq), uint64(i), rdma.WCSuccess, rdma.WCRecv, a)
+		require.Equal(t, uint64(2*i+1), binary.LittleEndian.Uint64(ab.b))
+	}
+}
+
+// Goroutines post on their own QPs at once while the test polls the CQs
+// they share: every message arrives, each QP's in order.
+func (s *suite) dataConcurrent(t *testing.T) {
+	w := s.world(t)
+	const n, per = 4, 200
+	as, bs := w.open(), w.open()
+	if as.attr.MaxQPWR < per || bs.attr.MaxCQE < n*per {
+		t.Skipf("the device's queues cannot hold %d requests", per)
+	}
+	scq, rcq := as.newCQ(n*per), bs.newCQ(n*per)
+	cp := rdma.QPCap{MaxSendWR: per, MaxRecvWR: per, MaxSendSGE: 1, MaxRecvSGE: 1}
+	var a, b []*conn
+	byNum := map[uint32]int{}
+	for i := range n {
+		a = append(a, as.newQP(qpOpts{scq: scq, cap: cp}))
+		b = append(b, bs.newQP(qpOpts{rcq: rcq, cap: cp}))
+		w.connect(a[i], b[i])
+		byNum[b[i].qp.Num()] = i
+	}
+	sb, rb := as.buf(n*per*8, accAll), bs.buf(n*per*8, accAll)
+	for i := range n {
+		for k := range per {
+			binary.LittleEndian.PutUint64(sb.b[(i*per+k)*8:], uint64(i<<32|k))
+			require.NoError(t, b[i].qp.PostRecv(recv(uint64(k), rb.sge((i*per+k)*8, 8))))
+		}
+	}
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			for k := range per {
+				fl := rdma.SendFlags(0)
+				if k%10 == 9 {
+					fl = rdma.SendSignaled
+				}
+				if err := a[i].qp.PostSend(send(uint64(k), fl, sb.sge((i*per+k)*8, 8))); err != nil {
+					errs <- fmt.Errorf("QP %d, send %d: %w", i, k, err)
+					return
+				}
+			}
+		})
+	}
+	wcs := w.take(rcq, n*per)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	next := make([]int, n)
+	for _, wc := range wcs {
+		i := byNum[wc.QPNum]
+		checkWC(t, wc, uint64(next[i]), rdma.WCSuccess, rdma.WCRecv, b[i])
+		next[i]++
+	}
+	sameBytes(t, sb.b, rb.b, "messages of %d concurrent posters", n)
+	w.take(scq, n*per/10)
 }

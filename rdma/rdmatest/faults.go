@@ -11,6 +11,7 @@ import (
 var errorTests = []test{
 	{"RemoteAccess", (*suite).errRemoteAccess},
 	{"RecvTooSmall", (*suite).errRecvTooSmall},
+	{"RecvDeregistered", (*suite).errRecvDeregistered},
 	{"LocalSegments", (*suite).errLocalSegments},
 	{"UnmappedLocal", (*suite).errUnmappedLocal},
 	{"UnmappedRemote", (*suite).errUnmappedRemote},
@@ -163,6 +164,26 @@ func (s *suite) errRecvTooSmall(t *testing.T) {
 			checkWC(t, w.take1(a.scq), 2, rdma.WCRemInvReqErr, rdma.WCSend, a)
 		})
 	}
+}
+
+// A receive whose region is deregistered after it was posted: when a
+// message comes, the receiver gets a local protection (or access) error and
+// the sender WCRemOpErr.
+func (s *suite) errRecvDeregistered(t *testing.T) {
+	w := s.world(t)
+	a, b := w.pair()
+	sb, rb := a.side.buf(64, accAll), b.side.buf(64, accAll)
+	require.NoError(t, b.qp.PostRecv(recv(1, rb.all())))
+	require.NoError(t, rb.mr.Dereg())
+	fill(sb.b, 4)
+	require.NoError(t, a.qp.PostSend(send(2, rdma.SendSignaled, sb.all())))
+	wc := w.take1(b.rcq)
+	require.Equal(t, uint64(1), wc.WRID)
+	if wc.Status != rdma.WCLocProtErr && wc.Status != rdma.WCLocAccessErr {
+		t.Fatalf("a receive into a deregistered region completed with %v, want a local protection or access error", wc.Status)
+	}
+	checkWC(t, w.take1(a.scq), 2, rdma.WCRemOpErr, rdma.WCSend, a)
+	zeros(t, rb.b, "the deregistered receive buffer")
 }
 
 // localCase is a request with a bad local segment: a post-time error with

@@ -225,6 +225,7 @@ func (p *peerProc) kill(t *testing.T) {
 }
 
 var peerTests = []test{
+	{"DataAcrossProcesses", (*suite).peerData},
 	{"KilledWhileConnected", (*suite).peerKilledIdle},
 	{"KilledDuringTransfer", (*suite).peerKilledBusy},
 	{"KilledPassiveSurvivor", (*suite).peerKilledPassive},
@@ -256,6 +257,26 @@ func brokenFlushed(t *testing.T, w *world, a *conn, ids ...uint64) {
 	state(t, a, rdma.QPSErr)
 	flushedAll(t, w.take(a.rcq, len(ids)), ids, func(int) rdma.WCOpcode { return rdma.WCRecv }, a)
 	markers(t, w, a)
+}
+
+// RDMA writes and reads reach the memory of a peer in another process.
+func (s *suite) peerData(t *testing.T) {
+	w := s.world(t)
+	_, a, priv := s.connectPeer(t, w)
+	require.Len(t, priv, 16, "the peer's private data")
+	raddr, rkey := binary.LittleEndian.Uint64(priv), binary.LittleEndian.Uint32(priv[8:])
+	n := int(binary.LittleEndian.Uint32(priv[12:]))
+	src, dst := a.side.buf(n, accAll), a.side.buf(n, accAll)
+	for i, size := range []int{8, 4099, n} {
+		fill(src.b[:size], uint64(i))
+		require.NoError(t, a.qp.PostSend(write(1, rdma.SendSignaled, raddr, rkey, src.sge(0, size))))
+		checkWC(t, w.take1(a.scq), 1, rdma.WCSuccess, rdma.WCRDMAWrite, a)
+		require.NoError(t, a.qp.PostSend(read(2, rdma.SendSignaled, raddr, rkey, dst.sge(0, size))))
+		checkWC(t, w.take1(a.scq), 2, rdma.WCSuccess, rdma.WCRDMARead, a)
+		sameBytes(t, src.b[:size], dst.b[:size], "%d bytes written to and read back from the peer process", size)
+	}
+	require.NoError(t, a.qp.Disconnect(false))
+	w.expectEvent(a, rdma.CMDisconnected)
 }
 
 // The peer process dies while connected and idle: the survivor gets

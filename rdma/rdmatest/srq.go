@@ -16,6 +16,7 @@ var srqTests = []test{
 	{"EmptyHoldsSenders", (*suite).srqEmpty},
 	{"LimitOncePerArm", (*suite).srqLimit},
 	{"ResizeKeepsReceives", (*suite).srqResize},
+	{"ShortReceive", (*suite).srqShort},
 	{"PostChecks", (*suite).srqPostChecks},
 	{"LastWQE", (*suite).srqLastWQE},
 }
@@ -258,6 +259,19 @@ func (s *suite) srqResize(t *testing.T) {
 		w.sendTo(sw, 0, uint64(j))
 		checkWC(t, w.take1(sw.rcqs[0]), uint64(j), rdma.WCSuccess, rdma.WCRecv, sw.b[0])
 	}
+}
+
+// An SRQ receive too small for the message: WCLocLenErr on the receiving
+// QP's CQ, WCRemInvReqErr at the sender.
+func (s *suite) srqShort(t *testing.T) {
+	w := s.world(t)
+	sw := w.srqWorld(t, 2, 16, 0)
+	rb := sw.b[0].side.buf(64, accAll)
+	require.NoError(t, sw.srq.PostRecv(recv(1, rb.sge(0, 4))))
+	sb := sw.a[1].side.buf(64, accAll)
+	require.NoError(t, sw.a[1].qp.PostSend(send(2, rdma.SendSignaled, sb.all())))
+	checkWC(t, w.take1(sw.rcqs[1]), 1, rdma.WCLocLenErr, rdma.WCRecv, sw.b[1])
+	checkWC(t, w.take1(sw.a[1].scq), 2, rdma.WCRemInvReqErr, rdma.WCSend, sw.a[1])
 }
 
 // With CapPostCheck, SRQ receives are checked against the SRQ's PD.

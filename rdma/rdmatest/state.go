@@ -17,6 +17,7 @@ var stateTests = []test{
 	{"PostInErrorFlushes", (*suite).statePostInError},
 	{"ResetReconnect", (*suite).stateResetReconnect},
 	{"GracefulDisconnectDrains", (*suite).stateGraceful},
+	{"AbruptEndsGracefulDrain", (*suite).stateAbruptEndsDrain},
 	{"DestroyConnected", (*suite).stateDestroyConnected},
 }
 
@@ -247,6 +248,23 @@ func (s *suite) stateGraceful(t *testing.T) {
 	state(t, b, rdma.QPSErr)
 	markers(t, w, a)
 	markers(t, w, b)
+}
+
+// An abrupt disconnect while a graceful one waits for the send queue to
+// drain ends the connection at once: the sends still waiting are flushed.
+func (s *suite) stateAbruptEndsDrain(t *testing.T) {
+	w := s.world(t)
+	a, b := w.pair()
+	tgt := b.side.buf(64, accAll)
+	ids, ops := stuck(t, a, tgt)
+	require.NoError(t, a.qp.Disconnect(true))
+	require.NoError(t, a.qp.Disconnect(true), "a second graceful Disconnect")
+	require.NoError(t, a.qp.Disconnect(false), "an abrupt Disconnect during the drain")
+	w.expectEvent(a, rdma.CMDisconnected)
+	w.expectEvent(b, rdma.CMDisconnected)
+	flushedAll(t, w.take(a.scq, len(ids)), ids, func(i int) rdma.WCOpcode { return ops[i] }, a)
+	markers(t, w, a)
+	zeros(t, tgt.b, "the RDMA write target of a flushed write")
 }
 
 // Destroying a connected QP ends the connection: the peer sees it end and

@@ -3,143 +3,152 @@ package soft
 import (
 	"net/netip"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"godat/rdma"
 )
 
-const testWait = 5 * time.Second
+const testWait = 10 * time.Second
 
-// sink collects completions.
-type sink struct {
-	mu sync.Mutex
-	cs []rdma.Completion
-}
+var lo = netip.MustParseAddr("127.0.0.1")
 
-func (s *sink) PushCompletion(c *rdma.Completion) {
-	s.mu.Lock()
-	s.cs = append(s.cs, *c)
-	s.mu.Unlock()
-}
-
-func (s *sink) n() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.cs)
-}
-
-func (s *sink) take() []rdma.Completion {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := s.cs
-	s.cs = nil
-	return c
-}
-
-// events collects connection events.
-type events struct{ ch chan rdma.ConnEvent }
-
-func newEvents() *events { return &events{ch: make(chan rdma.ConnEvent, 16)} }
-
-func (e *events) ConnEvent(qp rdma.QP, ev rdma.ConnEvent) { e.ch <- ev }
-
-func (e *events) wait(t testing.TB, d time.Duration) rdma.ConnEvent {
-	t.Helper()
-	select {
-	case ev := <-e.ch:
-		return ev
-	case <-time.After(d):
-		t.Fatalf("no connection event within %v", d)
-	}
-	return rdma.ConnEvent{}
-}
-
-// lh hands connection requests to a function.
-type lh func(rdma.ConnRequest)
-
-func (f lh) ConnRequest(r rdma.ConnRequest) { f(r) }
-
+// end is one side of a test connection.
 type end struct {
-	dev    rdma.Device
-	qp     rdma.QP
-	scq    *sink
-	rcq    *sink
-	ev     *events
-	pd     uint32
-	keep   [][]byte
-	closer []func()
+	dev  rdma.Device
+	pd   rdma.PD
+	cm   rdma.CMChannel
+	ch   rdma.CompChannel
+	scq  rdma.CQ
+	rcq  rdma.CQ
+	qp   rdma.QP
+	evs  []rdma.AsyncEvent
+	asyn chan rdma.AsyncEvent
 }
 
-func newEnd(t testing.TB, pd uint32) *end {
+func openDev(t testing.TB, p rdma.Params, async rdma.AsyncHandler) rdma.Device {
 	t.Helper()
-	d, err := Open(map[string]string{"transport": "shm", "addr": "127.0.0.1"})
-	require.NoError(t, err)
-	e := &end{dev: d, scq: &sink{}, rcq: &sink{}, ev: newEvents(), pd: pd}
-	e.qp, err = d.CreateQP(rdma.QPConfig{PD: pd, SendCQ: e.scq, RecvCQ: e.rcq, Conn: e.ev,
-		MaxSend: 512, MaxRecv: 512, MaxSendSGE: 4, MaxRecvSGE: 4})
+	d, err := rdma.Open("soft", p, async)
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// newEnd opens a device with params p and creates one QP on it.
+func newEnd(t testing.TB, p rdma.Params) *end {
+	t.Helper()
+	e := &end{asyn: make(chan rdma.AsyncEvent, 64)}
+	e.dev = openDev(t, p, func(ev rdma.AsyncEvent) {
+		select {
+		case e.asyn <- ev:
+		default:
+		}
+	})
+	var err error
+	e.pd, err = e.dev.AllocPD()
+	require.NoError(t, err)
+	e.cm, err = e.dev.CreateCMChannel()
+	require.NoError(t, err)
+	e.ch, err = e.dev.CreateCompChannel()
+	require.NoError(t, err)
+	e.scq, err = e.dev.CreateCQ(1024, e.ch, 1)
+	require.NoError(t, err)
+	e.rcq, err = e.dev.CreateCQ(1024, e.ch, 2)
+	require.NoError(t, err)
+	e.qp = e.newQP(t, nil)
 	return e
 }
 
-// buf allocates and registers n bytes.
+func (e *end) newQP(t testing.TB, s rdma.SRQ) rdma.QP {
+	t.Helper()
+	q, err := e.dev.CreateQP(rdma.QPInitAttr{PD: e.pd, SendCQ: e.scq, RecvCQ: e.rcq, SRQ: s, CM: e.cm, Context: 7,
+		Cap: rdma.QPCap{MaxSendWR: 512, MaxRecvWR: 512, MaxSendSGE: 4, MaxRecvSGE: 4}})
+	require.NoError(t, err)
+	return q
+}
+
+// buf maps and registers n bytes (outside the Go heap, as a C program's
+// memory is: the race detector cannot see the happens-before edges that go
+// through a socket or another process).
 func (e *end) buf(t testing.TB, n int, acc rdma.Access) ([]byte, rdma.MR) {
 	t.Helper()
-	b := make([]byte, n)
-	e.keep = append(e.keep, b)
-	mr, err := e.dev.RegisterMR(e.pd, BufAddr(b), uint64(n), acc)
+	b := mapBuf(t, n)
+	mr, err := e.pd.RegMR(BufAddr(b), uint64(n), acc)
 	require.NoError(t, err)
 	return b, mr
 }
 
-const allAccess = rdma.AccessLocalRead | rdma.AccessLocalWrite | rdma.AccessRemoteRead | rdma.AccessRemoteWrite
+const allAccess = rdma.AccessLocalWrite | rdma.AccessRemoteRead | rdma.AccessRemoteWrite
 
 func sge(b []byte, mr rdma.MR) rdma.SGE {
-	return rdma.SGE{Addr: BufAddr(b), Length: uint64(len(b)), LKey: mr.LKey()}
+	return rdma.SGE{Addr: BufAddr(b), Length: uint32(len(b)), LKey: mr.LKey()}
 }
 
-// connect connects a (active) to b (passive) with private data.
-func connect(t testing.TB, a, b *end, preq, pacc []byte) (rdma.ConnEvent, rdma.ConnRequest) {
+// event waits for the next CM event on e's channel.
+func (e *end) event(t testing.TB) rdma.CMEvent {
 	t.Helper()
-	reqs := make(chan rdma.ConnRequest, 1)
-	l, err := b.dev.Listen(0, true, lh(func(r rdma.ConnRequest) {
-		reqs <- r
-	}))
+	var ev rdma.CMEvent
+	require.NoError(t, e.cm.Get(&ev, testWait))
+	return ev
+}
+
+// connect connects a's QP (active) to b's QP (passive).
+func connect(t testing.TB, a, b *end, preq, pacc []byte) (rdma.CMEvent, rdma.ConnRequest) {
+	t.Helper()
+	l, err := b.dev.Listen(b.cm, 0, true, 4, 99)
 	require.NoError(t, err)
 	defer l.Close()
-	require.NoError(t, a.qp.Connect(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), 0), l.Qual(), preq, testWait))
-	var req rdma.ConnRequest
-	select {
-	case req = <-reqs:
-	case <-time.After(testWait):
-		t.Fatal("no connection request")
-	}
-	require.NoError(t, req.Accept(b.qp, pacc))
-	ea := a.ev.wait(t, testWait)
-	require.Equal(t, rdma.ConnEstablished, ea.Kind)
-	eb := b.ev.wait(t, testWait)
-	require.Equal(t, rdma.ConnEstablished, eb.Kind)
-	return ea, req
+	require.NoError(t, a.qp.Connect(netip.AddrPortFrom(lo, 0), l.ServiceID(), preq, testWait))
+	ev := b.event(t)
+	require.Equal(t, rdma.CMConnectRequest, ev.Type)
+	require.Equal(t, uint64(99), ev.Context)
+	require.NoError(t, ev.Request.Accept(b.qp, pacc))
+	ea := a.event(t)
+	require.Equal(t, rdma.CMEstablished, ea.Type, "active side")
+	eb := b.event(t)
+	require.Equal(t, rdma.CMEstablished, eb.Type, "passive side")
+	return ea, ev.Request
 }
 
-// pollUntil drives progress on the given QPs until cond holds.
-func pollUntil(t testing.TB, cond func() bool, qps ...rdma.QP) {
+// pollN polls cq until n completions arrived.
+func pollN(t testing.TB, cq rdma.CQ, n int) []rdma.WC {
 	t.Helper()
+	out := make([]rdma.WC, 0, n)
+	wc := make([]rdma.WC, 16)
 	deadline := time.Now().Add(testWait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached within timeout")
-		}
-		n := 0
-		for _, q := range qps {
-			n += q.Progress()
-		}
-		if n == 0 {
+	for len(out) < n {
+		k := cq.Poll(wc[:min(len(wc), n-len(out))])
+		out = append(out, wc[:k]...)
+		if k == 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d completions within %v", len(out), n, testWait)
+			}
 			runtime.Gosched()
 		}
 	}
+	return out
+}
+
+// pollNone checks that cq stays empty for a while.
+func pollNone(t testing.TB, cq rdma.CQ, d time.Duration) {
+	t.Helper()
+	wc := make([]rdma.WC, 4)
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		require.Zero(t, cq.Poll(wc), "unexpected completion")
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// mapBuf maps n bytes, unmapped at the test's end.
+func mapBuf(t testing.TB, n int) []byte {
+	t.Helper()
+	size := (max(n, 1) + 4095) &^ 4095
+	b, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = unix.Munmap(b) })
+	return b[:n]
 }

@@ -1,103 +1,114 @@
 package soft
 
-// Shared-memory helpers. Everything that turns an address or a byte offset
-// into a pointer lives here (house rule: unsafe only in *_unsafe.go).
+// Shared-memory segments: memfds we create (sealed) and peers' memfds we
+// map after checking them. Everything that turns a byte offset into a
+// pointer lives here (house rule: unsafe only in *_unsafe.go).
 
 import (
+	"errors"
+	"fmt"
 	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// shm is a shared mapping of a memfd.
-type shm struct {
+// seg is a mapping of a memfd. Offsets passed to its accessors are computed
+// from constants and indexes the caller has bounds-checked; a peer-supplied
+// value is never used as an offset before that check.
+type seg struct {
 	b []byte
 }
 
-// mapFd maps size bytes of fd shared read/write.
-func mapFd(fd int, size int) (shm, error) {
-	b, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-	if err != nil {
-		return shm{}, err
-	}
-	return shm{b: b}, nil
-}
+// ourSeals are the seals on every memfd we hand to a peer: it can neither
+// shrink it under our mappings (SIGBUS) nor grow it, and no seal can be
+// added later (a peer with a writable descriptor could otherwise add
+// F_SEAL_FUTURE_WRITE and break our own new mappings).
+const ourSeals = unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_SEAL
 
-// newMemfd creates a memfd of size bytes and maps it.
-func newMemfd(name string, size int) (int, shm, error) {
-	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC)
+var errUnsealed = errors.New("soft: peer memory is not sealed against shrinking")
+
+// newSegment creates a sealed memfd of size bytes and maps it read/write.
+func newSegment(name string, size int) (int, seg, error) {
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
-		return -1, shm{}, err
+		return -1, seg{}, err
 	}
 	if err := unix.Ftruncate(fd, int64(size)); err != nil {
 		unix.Close(fd)
-		return -1, shm{}, err
+		return -1, seg{}, err
 	}
-	m, err := mapFd(fd, size)
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, ourSeals); err != nil {
+		unix.Close(fd)
+		return -1, seg{}, err
+	}
+	b, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		unix.Close(fd)
-		return -1, shm{}, err
+		return -1, seg{}, err
 	}
-	return fd, m, nil
+	return fd, seg{b: b}, nil
 }
 
-func (m *shm) unmap() {
+// readOnlyFd opens a second, read-only descriptor of our memfd fd: what a
+// peer gets for memory it may read but never write (our registration
+// table). The peer cannot map it writable, truncate it or add seals.
+func readOnlyFd(fd int) (int, error) {
+	return unix.Open(fmt.Sprintf("/proc/self/fd/%d", fd), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+}
+
+// mapPeer maps a peer's memfd of at least size bytes, after checking that
+// it is sealed against shrinking (so no access through the mapping can
+// ever fault) and large enough. writable maps it read/write.
+func mapPeer(fd int, size int, writable bool) (seg, error) {
+	seals, err := unix.FcntlInt(uintptr(fd), unix.F_GET_SEALS, 0)
+	if err != nil || seals&unix.F_SEAL_SHRINK == 0 {
+		return seg{}, errUnsealed
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return seg{}, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size < int64(size) {
+		return seg{}, fmt.Errorf("soft: peer memory of %d bytes, want %d", st.Size, size)
+	}
+	prot := unix.PROT_READ
+	if writable {
+		prot |= unix.PROT_WRITE
+	}
+	b, err := unix.Mmap(fd, 0, size, prot, unix.MAP_SHARED)
+	if err != nil {
+		return seg{}, err
+	}
+	return seg{b: b}, nil
+}
+
+func (m *seg) unmap() {
 	if m.b != nil {
 		_ = unix.Munmap(m.b)
 		m.b = nil
 	}
 }
 
-func (m shm) p32(off int) *uint32 { return (*uint32)(unsafe.Pointer(&m.b[off])) }
-func (m shm) p64(off int) *uint64 { return (*uint64)(unsafe.Pointer(&m.b[off])) }
+func (m seg) p32(off int) *uint32 { return (*uint32)(unsafe.Pointer(&m.b[off])) }
+func (m seg) p64(off int) *uint64 { return (*uint64)(unsafe.Pointer(&m.b[off])) }
 
-func (m shm) ld32(off int) uint32    { return atomic.LoadUint32(m.p32(off)) }
-func (m shm) st32(off int, v uint32) { atomic.StoreUint32(m.p32(off), v) }
-func (m shm) add32(off int, v int32) uint32 {
-	return atomic.AddUint32(m.p32(off), uint32(v))
+func (m seg) ld32(off int) uint32            { return atomic.LoadUint32(m.p32(off)) }
+func (m seg) st32(off int, v uint32)         { atomic.StoreUint32(m.p32(off), v) }
+func (m seg) add32(off int, v int32) uint32  { return atomic.AddUint32(m.p32(off), uint32(v)) }
+func (m seg) ld64(off int) uint64            { return atomic.LoadUint64(m.p64(off)) }
+func (m seg) st64(off int, v uint64)         { atomic.StoreUint64(m.p64(off), v) }
+func (m seg) add64(off int, v uint64) uint64 { return atomic.AddUint64(m.p64(off), v) }
+func (m seg) cas64(off int, old, v uint64) bool {
+	return atomic.CompareAndSwapUint64(m.p64(off), old, v)
 }
-func (m shm) ld64(off int) uint64    { return atomic.LoadUint64(m.p64(off)) }
-func (m shm) st64(off int, v uint64) { atomic.StoreUint64(m.p64(off), v) }
 
-// Plain (non-atomic) little-endian field access for slot contents that are
-// published by a later atomic store of the ring index.
-func (m shm) get32(off int) uint32    { return *m.p32(off) }
-func (m shm) put32(off int, v uint32) { *m.p32(off) = v }
-func (m shm) get64(off int) uint64    { return *m.p64(off) }
-func (m shm) put64(off int, v uint64) { *m.p64(off) = v }
+// Plain field access for slot contents published by a later atomic store
+// (producer) or read after an atomic load of the publication (consumer).
+func (m seg) get32(off int) uint32    { return *m.p32(off) }
+func (m seg) put32(off int, v uint32) { *m.p32(off) = v }
+func (m seg) get64(off int) uint64    { return *m.p64(off) }
+func (m seg) put64(off int, v uint64) { *m.p64(off) = v }
 
 // addr32 is the address of a uint32 in the mapping (for futex calls).
-func (m shm) addr32(off int) uintptr { return uintptr(unsafe.Pointer(&m.b[off])) }
-
-// userBytes views caller memory at addr as a byte slice. The address comes
-// from the consumer (a registered region); registration checks bound it.
-// The integer is reinterpreted in place rather than converted, so neither
-// vet nor checkptr treats it as pointer arithmetic on a Go object.
-func userBytes(addr, n uint64) []byte {
-	if n == 0 {
-		return nil
-	}
-	p := *(*unsafe.Pointer)(unsafe.Pointer(&addr))
-	return unsafe.Slice((*byte)(p), int(n))
-}
-
-// BufAddr returns the address of the first byte of b (tests and callers
-// holding Go memory use it to register regions).
-func BufAddr(b []byte) uint64 {
-	if len(b) == 0 {
-		return 0
-	}
-	return uint64(uintptr(unsafe.Pointer(&b[0])))
-}
-
-// unmapTail unmaps everything from off (page aligned) to the end and keeps
-// the head mapped (the doorbell page must outlive the device: a waiter may
-// still be sleeping on it).
-func (m *shm) unmapTail(off int) {
-	if m.b == nil || off >= len(m.b) {
-		return
-	}
-	unix.Syscall(unix.SYS_MUNMAP, uintptr(unsafe.Pointer(&m.b[off])), uintptr(len(m.b)-off), 0)
-	m.b = m.b[:off:off]
-}
+func (m seg) addr32(off int) uintptr { return uintptr(unsafe.Pointer(&m.b[off])) }

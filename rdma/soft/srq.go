@@ -1,63 +1,68 @@
 package soft
 
+// Shared receive queues. An srq is a ring of posted receives in process
+// memory; whichever QP has a message to place takes the oldest receive at
+// that moment (qp.nextRecvLocked), never ahead of need. A QP that finds it
+// empty is remembered, and the next post resumes it through its wire: the
+// message waited (an RNR wait without limit), holding back what follows
+// it on that connection.
+
 import (
 	"sync"
+	"sync/atomic"
 
 	"godat/rdma"
 )
 
-// Shared receive queues. An srq is a ring of posted receives in process
-// memory; the consumer posts to it and whichever QP has a message to place
-// takes the oldest receive (qp.nextRecv). The take is the moment a buffer
-// leaves the SRQ: the QP places the message and pushes its completion in the
-// same step, under its lock, so a receive is never "taken but not yet
-// completed" for longer than that step.
-//
-// A QP that finds the SRQ empty leaves the message in its inbound ring, as
-// it does with an empty receive queue of its own: the sender sees nothing
-// until the ring's dataSlots slots are full, then its sends wait in its send
-// queue; there is no timeout (the equivalent of an infinite RNR retry). The
-// SRQ remembers the starved take and its next post rings the doorbell.
-
-// Limits of shared receive queues.
-const (
-	maxSRQs  = 4096
-	maxSRQWR = 1 << 16
-)
-
 type srq struct {
 	dev    *device
-	pd     uint32
+	pd     *pd
+	ctx    uint64
 	maxSGE int
-	limitH rdma.LimitHandler
+	refs   atomic.Int32 // QPs created with it
+	dead   atomic.Bool
 
-	mu         sync.Mutex
-	cookies    []uint64
-	nsge       []uint8
-	sgl        []rdma.SGE // maxSGE entries per ring slot
-	mask       uint64
-	head, tail uint64
-	max        uint64
-	limit      int  // armed low watermark; 0 when disarmed
-	starved    bool // a Take found the ring empty since the last post
-	dead       bool
+	mu      sync.Mutex // below qp.mu
+	wrid    []uint64
+	nsge    []uint8
+	sgl     []rdma.SGE // maxSGE entries per slot
+	head    uint64
+	tail    uint64
+	max     uint64
+	limit   int   // armed limit; 0 when not armed
+	starved []*qp // QPs that found the SRQ empty since the last post
 }
 
-func (d *device) CreateSRQ(cfg rdma.SRQConfig) (rdma.SRQ, error) {
-	if cfg.MaxWR <= 0 || cfg.MaxWR > maxSRQWR || cfg.MaxSGE < 0 || cfg.MaxSGE > maxSGE {
+// CreateSRQ creates a shared receive queue (ibv_create_srq).
+func (d *device) CreateSRQ(attr rdma.SRQInitAttr) (rdma.SRQ, error) {
+	if d.closed.Load() {
+		return nil, rdma.ErrClosed
+	}
+	p, ok := d.asPD(attr.PD)
+	if !ok || attr.MaxWR <= 0 || attr.MaxWR > maxSRQWR || attr.MaxSGE < 0 || attr.MaxSGE > maxSGE ||
+		attr.Limit < 0 || attr.Limit > attr.MaxWR {
 		return nil, rdma.ErrInvalid
 	}
-	s := &srq{dev: d, pd: cfg.PD, maxSGE: cfg.MaxSGE, limitH: cfg.Limit}
-	s.alloc(uint64(cfg.MaxWR))
+	s := &srq{dev: d, pd: p, ctx: attr.Context, maxSGE: max(attr.MaxSGE, 1)}
+	s.alloc(uint64(attr.MaxWR))
+	s.limit = attr.Limit
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.closed {
+	if d.closed.Load() {
 		return nil, rdma.ErrClosed
+	}
+	if p.dead.Load() {
+		return nil, rdma.ErrInvalid
 	}
 	if len(d.srqs) >= maxSRQs {
 		return nil, rdma.ErrNoResources
 	}
 	d.srqs[s] = struct{}{}
+	p.refs.Add(1)
+	if s.limit > 0 { // created below its limit: it fires at once
+		s.limit = 0
+		d.async(rdma.AsyncEvent{Type: rdma.AsyncSRQLimitReached, Context: s.ctx})
+	}
 	return s, nil
 }
 
@@ -65,18 +70,18 @@ func (d *device) CreateSRQ(cfg rdma.SRQConfig) (rdma.SRQ, error) {
 // s.mu is held (or s is not shared yet).
 func (s *srq) alloc(n uint64) {
 	c := pow2(n)
-	cookies := make([]uint64, c)
+	wrid := make([]uint64, c)
 	nsge := make([]uint8, c)
 	sgl := make([]rdma.SGE, int(c)*s.maxSGE)
 	k := uint64(0)
 	for i := s.head; i != s.tail; i++ {
-		j := i & s.mask
-		cookies[k], nsge[k] = s.cookies[j], s.nsge[j]
+		j := i & uint64(len(s.wrid)-1)
+		wrid[k], nsge[k] = s.wrid[j], s.nsge[j]
 		copy(sgl[int(k)*s.maxSGE:], s.slot(j))
 		k++
 	}
-	s.cookies, s.nsge, s.sgl = cookies, nsge, sgl
-	s.mask, s.head, s.tail, s.max = c-1, 0, k, n
+	s.wrid, s.nsge, s.sgl = wrid, nsge, sgl
+	s.head, s.tail, s.max = 0, k, n
 }
 
 // slot is the scatter list stored in ring slot j.
@@ -85,17 +90,14 @@ func (s *srq) slot(j uint64) []rdma.SGE {
 	return s.sgl[base : base+int(s.nsge[j])]
 }
 
-func (s *srq) PD() uint32 { return s.pd }
-
+// PostRecv appends a receive (ibv_post_srq_recv) and resumes the QPs that
+// found the SRQ empty.
 func (s *srq) PostRecv(wr *rdma.RecvWR) error {
 	if wr == nil || len(wr.SGL) > s.maxSGE {
 		return rdma.ErrInvalid
 	}
-	if err := sglVerify(s.dev.seg, s.pd, wr.SGL, rdma.AccessLocalWrite); err != nil {
-		return err
-	}
 	s.mu.Lock()
-	if s.dead {
+	if s.dead.Load() {
 		s.mu.Unlock()
 		return rdma.ErrClosed
 	}
@@ -103,125 +105,150 @@ func (s *srq) PostRecv(wr *rdma.RecvWR) error {
 		s.mu.Unlock()
 		return rdma.ErrQueueFull
 	}
-	j := s.tail & s.mask
-	s.cookies[j] = wr.Cookie
+	if err := s.dev.checkSGL(s.pd.id, wr.SGL, rdma.AccessLocalWrite); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	j := s.tail & uint64(len(s.wrid)-1)
+	s.wrid[j] = wr.WRID
 	base := int(j) * s.maxSGE
 	s.nsge[j] = uint8(copy(s.sgl[base:base+s.maxSGE], wr.SGL))
 	s.tail++
-	wake := s.starved
-	s.starved = false
+	var wake []*qp
+	if len(s.starved) > 0 {
+		wake = append(wake, s.starved...)
+		clear(s.starved)
+		s.starved = s.starved[:0]
+	}
 	s.mu.Unlock()
-	if wake {
-		s.dev.db.Ring()
+	for _, q := range wake {
+		q.srqReady()
 	}
 	return nil
 }
 
-func (s *srq) Take(sgl []rdma.SGE) (uint64, int, bool) {
+// take moves the oldest receive into dst for q's arriving message; false
+// when the SRQ is empty (q is then resumed by the next post).
+func (s *srq) take(q *qp, dst *rqe) bool {
 	s.mu.Lock()
-	if s.dead || s.head == s.tail {
-		s.starved = !s.dead
+	if s.dead.Load() || s.head == s.tail {
+		if !s.dead.Load() && !containsQP(s.starved, q) {
+			s.starved = append(s.starved, q)
+		}
 		s.mu.Unlock()
-		return 0, 0, false
+		return false
 	}
-	j := s.head & s.mask
-	cookie := s.cookies[j]
-	n := copy(sgl, s.slot(j))
+	j := s.head & uint64(len(s.wrid)-1)
+	dst.wrid, dst.busy = s.wrid[j], false
+	dst.nsge = uint8(copy(dst.sgl[:], s.slot(j)))
 	s.head++
 	fire := s.limit > 0 && int(s.tail-s.head) < s.limit
 	if fire {
 		s.limit = 0
 	}
 	s.mu.Unlock()
-	if fire && s.limitH != nil {
-		s.limitH.SRQLimit(s)
-	}
-	return cookie, n, true
-}
-
-func (s *srq) Available() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return int(s.tail - s.head)
-}
-
-func (s *srq) Resize(maxWR int) error {
-	if maxWR <= 0 || maxWR > maxSRQWR {
-		return rdma.ErrInvalid
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case s.dead:
-		return rdma.ErrClosed
-	case uint64(maxWR) < s.tail-s.head:
-		return rdma.ErrState
-	}
-	if pow2(uint64(maxWR)) != uint64(len(s.cookies)) {
-		// Grow, or give memory back when shrinking: the posted receives
-		// move over in order.
-		s.alloc(uint64(maxWR))
-	}
-	s.max = uint64(maxWR)
-	return nil
-}
-
-func (s *srq) ArmLimit(limit int) {
-	s.mu.Lock()
-	s.limit = max(limit, 0)
-	fire := s.limit > 0 && int(s.tail-s.head) < s.limit
 	if fire {
-		s.limit = 0
+		s.dev.async(rdma.AsyncEvent{Type: rdma.AsyncSRQLimitReached, Context: s.ctx})
 	}
-	s.mu.Unlock()
-	if fire && s.limitH != nil {
-		s.limitH.SRQLimit(s)
+	return true
+}
+
+func containsQP(l []*qp, q *qp) bool {
+	for _, x := range l {
+		if x == q {
+			return true
+		}
+	}
+	return false
+}
+
+// forget drops a destroyed QP from the starved list.
+func (s *srq) forget(q *qp) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, x := range s.starved {
+		if x == q {
+			s.starved = append(s.starved[:i], s.starved[i+1:]...)
+			return
+		}
 	}
 }
 
-func (s *srq) Destroy() error {
+// Modify resizes the SRQ and/or arms its limit (ibv_modify_srq).
+func (s *srq) Modify(attr rdma.SRQAttr, mask rdma.SRQAttrMask) error {
 	s.mu.Lock()
-	if s.dead {
+	if s.dead.Load() {
 		s.mu.Unlock()
 		return rdma.ErrClosed
 	}
-	s.dead = true
-	s.cookies, s.nsge, s.sgl = nil, nil, nil
-	s.head, s.tail, s.mask = 0, 0, 0
+	held := s.tail - s.head
+	newMax := s.max
+	if mask&rdma.SRQMaxWR != 0 {
+		if attr.MaxWR <= 0 || attr.MaxWR > maxSRQWR || uint64(attr.MaxWR) < held {
+			s.mu.Unlock()
+			return rdma.ErrInvalid
+		}
+		newMax = uint64(attr.MaxWR)
+	}
+	if mask&rdma.SRQLimit != 0 && (attr.Limit < 0 || uint64(attr.Limit) > newMax) {
+		s.mu.Unlock()
+		return rdma.ErrInvalid
+	}
+	if newMax != s.max {
+		if pow2(newMax) != uint64(len(s.wrid)) {
+			s.alloc(newMax) // grow, or give memory back
+		}
+		s.max = newMax
+	}
+	fire := false
+	if mask&rdma.SRQLimit != 0 {
+		s.limit = attr.Limit
+		if fire = s.limit > 0 && int(held) < s.limit; fire {
+			s.limit = 0
+		}
+	}
 	s.mu.Unlock()
-	s.dev.mu.Lock()
-	delete(s.dev.srqs, s)
-	s.dev.mu.Unlock()
+	if fire {
+		s.dev.async(rdma.AsyncEvent{Type: rdma.AsyncSRQLimitReached, Context: s.ctx})
+	}
 	return nil
 }
 
-// mrClassify checks [addr, addr+n) against the live region named by key in
-// table m like mrCheck, and says what is wrong: ErrPrivileges for an unknown
-// key or missing rights, ErrProtection for another PD, ErrInvalid for a
-// range outside the region.
-func mrClassify(m shm, key uint32, pd uint32, addr, n uint64, need rdma.Access) error {
-	if key == 0 || m.b == nil {
-		return rdma.ErrPrivileges
+// Query reports the SRQ's attributes.
+func (s *srq) Query() (rdma.SRQAttr, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dead.Load() {
+		return rdma.SRQAttr{}, rdma.ErrClosed
 	}
-	off := iaOffTable + int(key&mrIdxMask)*mrEntrySize
-	if m.ld32(off+mrOffKey) != key {
-		return rdma.ErrPrivileges
-	}
-	acc := rdma.Access(m.ld32(off + mrOffAccess))
-	rpd := m.ld32(off + mrOffPD)
-	raddr := m.ld64(off + mrOffAddr)
-	rlen := m.ld64(off + mrOffLen)
-	if m.ld32(off+mrOffKey) != key {
-		return rdma.ErrPrivileges
-	}
-	end := addr + n
+	return rdma.SRQAttr{MaxWR: int(s.max), MaxSGE: s.maxSGE, Limit: s.limit}, nil
+}
+
+// Destroy frees the SRQ; its receives are dropped (ibv_destroy_srq).
+func (s *srq) Destroy() error {
+	d := s.dev
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	switch {
-	case rpd != pd:
-		return rdma.ErrProtection
-	case acc&need != need:
-		return rdma.ErrPrivileges
-	case addr < raddr || end < addr || end > raddr+rlen:
-		return rdma.ErrInvalid
+	case s.dead.Load():
+		return rdma.ErrClosed
+	case s.refs.Load() > 0:
+		return rdma.ErrBusy
 	}
+	s.kill()
+	delete(d.srqs, s)
 	return nil
+}
+
+// kill marks the SRQ destroyed and drops its receives; d.mu is held.
+func (s *srq) kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dead.Load() {
+		return
+	}
+	s.dead.Store(true)
+	s.wrid, s.nsge, s.sgl, s.starved = nil, nil, nil, nil
+	s.head, s.tail = 0, 0
+	s.pd.refs.Add(-1)
 }

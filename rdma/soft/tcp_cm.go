@@ -1,16 +1,24 @@
 package soft
 
 // Connection management over TCP. The active side connects to the port of
-// the qualifier (tcpPortOf) and sends REQ (magic, version, the 64-bit
-// qualifier, its grant, private data). The passive side answers REJ
-// (consumer reject, no listener on that qualifier, version mismatch) or ACC
-// (its grant, private data); the active side confirms with RTU and both are
-// connected. Data frames follow on the same connection; DISC ends it
-// orderly, anything else that ends the socket is a broken connection.
+// the service id (tcpPortOf) and sends REQ (magic, version, the 64-bit
+// service id, its grant, private data). The passive side answers REJ
+// (consumer reject with private data, nobody listening on that id or no
+// room in the backlog, version mismatch) or ACC (its grant, private data);
+// the active side confirms with RTU and both are connected. Data frames
+// follow on the same connection; DISC ends it in order, anything else that
+// ends the socket is a broken connection.
+//
+// Every step of the passive handshake is bounded by cmTimeout: the REQ
+// after the TCP connection, the RTU after our ACC. A half-open handshake
+// is closed and forgotten after that; the time the consumer takes to
+// answer is bounded by the active side's own connect timeout (its end
+// closes the socket, and the request is gone).
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"sync"
@@ -22,186 +30,6 @@ import (
 	"godat/rdma"
 )
 
-// incoming runs the passive side of one accepted TCP connection: the
-// request, the wait for the consumer and the active side's RTU, then the
-// data reader for the connection's whole life.
-func (d *tcpDevice) incoming(p *tcpPort, s *net.TCPConn) {
-	c, err := newTconn(d, s)
-	if err != nil {
-		return
-	}
-	if !d.track(c, true) {
-		c.abort()
-		return
-	}
-	_ = s.SetReadDeadline(time.Now().Add(cmTimeout))
-	var h fhdr
-	err = c.rd.header(&h)
-	if err != nil || h.typ != frReq || h.aux != tcpMagic || h.len > maxPrivData {
-		d.track(c, false)
-		c.abort()
-		return
-	}
-	priv, err := c.rd.bytes(int(h.len))
-	if err != nil {
-		d.track(c, false)
-		c.abort()
-		return
-	}
-	if h.flags != tcpVersion {
-		d.track(c, false)
-		c.reject(rejVersion)
-		c.drain()
-		return
-	}
-	l := d.lookupQual(p, h.addr)
-	if l == nil {
-		d.track(c, false)
-		c.reject(rejNoListener)
-		c.drain()
-		return
-	}
-	_ = s.SetReadDeadline(time.Time{})
-	c.peerGrant.Store(h.grant)
-	r := &tcpReq{c: c, qual: h.addr, priv: priv, remote: addrPortOf(s.RemoteAddr())}
-	l.h.ConnRequest(r)
-
-	// The next frame is the RTU that follows our ACC, or nothing: the
-	// active side gave up (timeout, cancel) or the consumer rejected.
-	err = c.rd.header(&h)
-	r.mu.Lock()
-	st, q := r.state, r.q
-	if st == treqPending {
-		r.state = treqGone
-	}
-	r.mu.Unlock()
-	d.track(c, false)
-	switch {
-	case st == treqAccepted && err == nil && h.typ == frRtu:
-		if after(h.grant, c.peerGrant.Load()) {
-			c.peerGrant.Store(h.grant)
-		}
-		if q.rtu(c) {
-			c.readLoop()
-			return
-		}
-	case st == treqAccepted:
-		q.peerEnded(c, false)
-	}
-	c.abort()
-}
-
-// reject queues a REJ and shuts the write side after it; the caller drains
-// until the active side closes (bounded by the linger deadline).
-func (c *tconn) reject(reason uint32) {
-	c.lingerUntil.Store(time.Now().Add(lingerTime).UnixNano())
-	_ = c.sock.SetReadDeadline(time.Now().Add(lingerTime))
-	c.wmu.Lock()
-	it := c.queueLocked(fhdr{typ: frRej, aux: reason}, nil)
-	it.fin = true
-	c.wmu.Unlock()
-	c.dead.Store(true)
-	c.flush()
-}
-
-// States of a tcpReq.
-const (
-	treqPending = iota
-	treqAccepted
-	treqRejected
-	treqGone
-)
-
-// tcpReq is an incoming connection request.
-type tcpReq struct {
-	c      *tconn
-	qual   uint64
-	priv   []byte
-	remote netip.AddrPort
-
-	mu    sync.Mutex
-	state int
-	q     *tqp
-}
-
-func (r *tcpReq) RemoteAddr() netip.AddrPort { return r.remote }
-func (r *tcpReq) Qual() uint64               { return r.qual }
-func (r *tcpReq) PrivateData() []byte        { return r.priv }
-
-func (r *tcpReq) Reject() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.state != treqPending {
-		return rdma.ErrState
-	}
-	r.state = treqRejected
-	r.c.reject(rejConsumer)
-	return nil
-}
-
-// Refuse turns the request away as if nobody listened: the active side sees
-// a non-peer reject.
-func (r *tcpReq) Refuse() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.state != treqPending {
-		return rdma.ErrState
-	}
-	r.state = treqRejected
-	r.c.reject(rejNoListener)
-	return nil
-}
-
-func (r *tcpReq) Accept(qpi rdma.QP, priv []byte) error {
-	if len(priv) > maxPrivData {
-		return rdma.ErrInvalid
-	}
-	switch q := qpi.(type) {
-	case *tqp:
-		return r.accept(q, priv)
-	case *aqp:
-		return q.acceptTCP(r, priv)
-	}
-	return rdma.ErrInvalid
-}
-
-func (r *tcpReq) accept(q *tqp, priv []byte) error {
-	r.mu.Lock()
-	if r.state != treqPending && r.state != treqGone {
-		r.mu.Unlock()
-		return rdma.ErrState
-	}
-	q.mu.Lock()
-	if q.state != tIdle {
-		st := q.state
-		q.mu.Unlock()
-		r.mu.Unlock()
-		if st == tDestroyed {
-			return rdma.ErrClosed
-		}
-		return rdma.ErrState
-	}
-	if r.state == treqGone {
-		// The active side gave up before the accept: the QP ends as a
-		// failed connection does (disconnected, receives flushed).
-		q.teardownLocked(true, false)
-		q.mu.Unlock()
-		r.mu.Unlock()
-		return rdma.ErrUnreachable
-	}
-	c := r.c
-	q.bindLocked(c)
-	q.state = tAccepting
-	q.local = addrPortOf(c.sock.LocalAddr())
-	q.remote = r.remote
-	c.queue(fhdr{typ: frAcc, aux: tcpMagic}, append([]byte(nil), priv...))
-	r.state, r.q = treqAccepted, q
-	q.mu.Unlock()
-	r.mu.Unlock()
-	c.flush()
-	return nil
-}
-
 // ---- active side ----
 
 // bound is what the dialing goroutine tells Connect once its socket has a
@@ -211,32 +39,19 @@ type bound struct {
 	err  error
 }
 
-func (q *tqp) Connect(addr netip.AddrPort, qual uint64, priv []byte, timeout time.Duration) error {
-	if len(priv) > maxPrivData {
-		return rdma.ErrInvalid
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.state != tIdle {
-		if q.state == tDestroyed {
-			return rdma.ErrClosed
-		}
-		return rdma.ErrState
-	}
-	a := addr.Addr().Unmap()
-	var ctx context.Context
-	var cancel context.CancelFunc
-	if timeout > 0 {
-		ctx, cancel = context.WithTimeout(context.Background(), timeout)
-	} else {
-		ctx, cancel = context.WithCancel(context.Background())
-	}
-	to := netip.AddrPortFrom(a, tcpPortOf(qual))
+// connectTCPLocked starts an active TCP connection; q.mu is held. The
+// local port is bound before it returns, so that LocalAddr is valid at
+// once and a lack of descriptors is an error of the call, not an event.
+func (q *qp) connectTCPLocked(a netip.Addr, svc uint64, priv []byte, timeout time.Duration) error {
+	d := q.dev
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	c := q.newConn(nil)
+	c.cancel = cancel
+	q.bindLocked(c, true)
+	to := netip.AddrPortFrom(a, tcpPortOf(svc))
+	q.remote = to
 	bch := make(chan bound, 1)
-	go q.connectRun(ctx, q.epoch, to, qual, append([]byte(nil), priv...), bch)
-	// The local port is bound before Connect returns, so that it is the
-	// EP's port qualifier at once and a lack of descriptors is an error of
-	// this call, not an event.
+	go q.dialTCP(ctx, c, to, svc, priv, bch)
 	var b bound
 	select {
 	case b = <-bch:
@@ -244,19 +59,17 @@ func (q *tqp) Connect(addr netip.AddrPort, qual uint64, priv []byte, timeout tim
 		b.err = context.DeadlineExceeded
 	}
 	if b.err != nil {
-		cancel()
-		q.epoch++ // the attempt never started: no event for it
 		if errors.Is(b.err, syscall.EMFILE) || errors.Is(b.err, syscall.ENFILE) || errors.Is(b.err, syscall.ENOBUFS) {
-			return rdma.ErrNoResources
+			q.teardownLocked(endAbort)
+			q.state, q.remote = rdma.QPSInit, netip.AddrPort{}
+			return fmt.Errorf("soft: connect: %v: %w", b.err, rdma.ErrNoResources)
 		}
-		return rdma.ErrUnreachable
+		q.endLocked(endAbort, rdma.CMUnreachable)
+		return nil
 	}
-	q.state = tConnecting
-	q.cancel = cancel
-	q.remote = to
-	src := q.dev.sourceFor(a)
+	src := d.sourceFor(a)
 	if !src.IsValid() {
-		src = q.dev.addr
+		src = d.addr
 	}
 	q.local = netip.AddrPortFrom(src, b.port)
 	return nil
@@ -264,7 +77,7 @@ func (q *tqp) Connect(addr netip.AddrPort, qual uint64, priv []byte, timeout tim
 
 // sourceFor is the local address to bind when connecting to a: the IA
 // address when it can reach a, else none (the kernel picks).
-func (d *tcpDevice) sourceFor(a netip.Addr) netip.Addr {
+func (d *device) sourceFor(a netip.Addr) netip.Addr {
 	ia := d.addr
 	if ia.Is4() != a.Is4() || ia.IsLoopback() != a.IsLoopback() || ia.IsUnspecified() {
 		return netip.Addr{}
@@ -272,33 +85,25 @@ func (d *tcpDevice) sourceFor(a netip.Addr) netip.Addr {
 	return ia
 }
 
-// dialFailure maps a failed dial to the connection event it means.
-func dialFailure(ctx context.Context, err error) rdma.ConnEventKind {
+// dialFailure maps a failed dial to the event it means.
+func dialFailure(ctx context.Context, err error) rdma.CMEventType {
 	var ne net.Error
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return rdma.ConnTimedOut
+		return rdma.CMTimedOut
 	case errors.As(err, &ne) && ne.Timeout():
-		return rdma.ConnTimedOut
+		return rdma.CMTimedOut
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return rdma.ConnNonPeerRejected
+		return rdma.CMRefused
 	}
-	return rdma.ConnUnreachable
+	return rdma.CMUnreachable
 }
 
-func (q *tqp) connectFailed(ep uint64, kind rdma.ConnEventKind) {
-	q.mu.Lock()
-	if q.epoch != ep || q.state != tConnecting {
-		q.mu.Unlock()
-		return
-	}
-	q.teardownLocked(true, false)
-	q.mu.Unlock()
-	q.event(kind, nil)
-}
-
-func (q *tqp) connectRun(ctx context.Context, ep uint64, to netip.AddrPort, qual uint64, priv []byte, bch chan<- bound) {
-	src := q.dev.sourceFor(to.Addr())
+// dialTCP connects, runs the active handshake, then reads the connection
+// for its life.
+func (q *qp) dialTCP(ctx context.Context, c *conn, to netip.AddrPort, svc uint64, priv []byte, bch chan<- bound) {
+	d := q.dev
+	src := d.sourceFor(to.Addr())
 	if !src.IsValid() {
 		src = netip.IPv4Unspecified()
 		if to.Addr().Is6() {
@@ -323,81 +128,95 @@ func (q *tqp) connectRun(ctx context.Context, ep uint64, to netip.AddrPort, qual
 		told = true
 		return b.err
 	}}
-	conn, err := dl.DialContext(ctx, "tcp", to.String())
+	s, err := dl.DialContext(ctx, "tcp", to.String())
 	if !told {
 		bch <- bound{err: err} // no socket at all (descriptors, cancel)
 		return
 	}
 	if err != nil {
-		q.connectFailed(ep, dialFailure(ctx, err))
+		q.attemptFailed(c, dialFailure(ctx, err), nil)
 		return
 	}
-	s := conn.(*net.TCPConn)
-	c, err := newTconn(q.dev, s)
+	w, err := newTCPWire(d, s.(*net.TCPConn))
 	if err != nil {
-		q.connectFailed(ep, rdma.ConnUnreachable)
+		q.attemptFailed(c, rdma.CMUnreachable, nil)
 		return
 	}
 	q.mu.Lock()
-	if q.epoch != ep || q.state != tConnecting {
+	if q.c != c {
 		q.mu.Unlock()
-		c.abort()
+		w.abort()
 		return
 	}
-	q.bindLocked(c)
-	c.queue(fhdr{typ: frReq, flags: tcpVersion, aux: tcpMagic, addr: qual}, priv)
+	c.w = w
+	w.bind(q, c)
+	w.wmu.Lock()
+	it := w.queueLocked(frame{typ: frReq, flags: tcpVersion, aux: tcpMagic, addr: svc}, priv)
+	it.fixedAck = true
+	w.wmu.Unlock()
+	w.grant.Store(uint64(c.grantLocked()))
 	q.mu.Unlock()
-	c.flush()
+	w.flush()
 
-	// The handshake reads wake at the connect deadline, or at once when
-	// the attempt is cancelled (a teardown closes the socket).
+	// The handshake read wakes at the connect deadline, or at once when
+	// the attempt is torn down (the socket closes).
 	if dd, ok := ctx.Deadline(); ok {
-		_ = s.SetReadDeadline(dd)
+		_ = w.sock.SetReadDeadline(dd)
 	}
-	var h fhdr
-	var accPriv []byte
-	err = c.rd.header(&h)
-	if err == nil && h.typ == frAcc {
-		if h.aux != tcpMagic || h.len > maxPrivData {
-			err = errProto
-		} else {
-			accPriv, err = c.rd.bytes(int(h.len))
-		}
+	ev, accPriv := w.awaitAnswer(ctx)
+	if ev != 0 {
+		q.attemptFailed(c, ev, accPriv)
+		w.abort()
+		return
+	}
+	q.mu.Lock()
+	if q.c != c {
+		q.mu.Unlock()
+		w.abort()
+		return
+	}
+	_ = w.sock.SetReadDeadline(time.Time{})
+	c.cancel()
+	c.cancel = nil
+	w.wmu.Lock()
+	w.queueLocked(frame{typ: frRtu}, nil).fixedAck = true
+	w.wmu.Unlock()
+	q.local = addrPortOf(w.sock.LocalAddr())
+	q.remote = addrPortOf(w.sock.RemoteAddr())
+	q.establishLocked(c, accPriv)
+	q.mu.Unlock()
+	w.flush()
+	if !w.establish() {
+		q.peerEnded(c, false)
+		w.abort()
+	}
+}
+
+// awaitAnswer reads the passive side's answer: 0 and its private data
+// for an ACC, else the failure event (and the reject's private data).
+func (w *tcpWire) awaitAnswer(ctx context.Context) (rdma.CMEventType, []byte) {
+	var f frame
+	err := w.rd.header(&f)
+	var priv []byte
+	if err == nil && !checkHandshake(&f) {
+		err = errProto
+	}
+	if err == nil && (f.typ == frAcc || f.typ == frRej) {
+		priv, err = w.rd.bytes(int(f.len))
 	}
 	switch {
 	case err != nil:
-		kind := rdma.ConnNonPeerRejected
 		if errors.Is(err, syscall.ETIMEDOUT) || ctx.Err() != nil || isTimeout(err) {
-			kind = rdma.ConnTimedOut
+			return rdma.CMTimedOut, nil
 		}
-		q.connectFailed(ep, kind)
-		return
-	case h.typ == frRej && h.aux == rejConsumer:
-		q.connectFailed(ep, rdma.ConnRejected)
-		return
-	case h.typ != frAcc:
-		q.connectFailed(ep, rdma.ConnNonPeerRejected)
-		return
+		return rdma.CMRefused, nil
+	case f.typ == frRej && f.aux == rejConsumer:
+		return rdma.CMRejected, priv
+	case f.typ != frAcc:
+		return rdma.CMRefused, nil
 	}
-	if after(h.grant, c.peerGrant.Load()) {
-		c.peerGrant.Store(h.grant)
-	}
-	q.mu.Lock()
-	if q.epoch != ep || q.state != tConnecting || q.c != c {
-		q.mu.Unlock()
-		return
-	}
-	_ = s.SetReadDeadline(time.Time{})
-	q.cancel() // the attempt is over: teardown closes the socket from now on
-	q.cancel = nil
-	c.queue(fhdr{typ: frRtu}, nil)
-	q.state = tConnected
-	q.local = addrPortOf(s.LocalAddr())
-	q.remote = addrPortOf(s.RemoteAddr())
-	q.mu.Unlock()
-	c.flush()
-	q.event(rdma.ConnEstablished, accPriv)
-	c.readLoop()
+	w.peerG.Store(uint64(f.credit()))
+	return 0, priv
 }
 
 // bindAny binds socket fd to src, port 0 (the kernel picks the port).
@@ -429,7 +248,156 @@ func localPort(fd int) (uint16, error) {
 	return 0, syscall.EAFNOSUPPORT
 }
 
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
+// ---- passive side ----
+
+// incomingTCP runs the passive side of one accepted TCP connection: the
+// request, the wait for the consumer and the active side's RTU, then the
+// data reader for the connection's whole life.
+func (d *device) incomingTCP(p *tcpPort, s *net.TCPConn) {
+	w, err := newTCPWire(d, s)
+	if err != nil {
+		return
+	}
+	if !d.tcp.track(w, true) {
+		w.abort()
+		return
+	}
+	_ = s.SetReadDeadline(time.Now().Add(cmTimeout))
+	var f frame
+	err = w.rd.header(&f)
+	if err != nil || f.typ != frReq || !checkHandshake(&f) {
+		d.tcp.track(w, false)
+		w.abort()
+		return
+	}
+	priv, err := w.rd.bytes(int(f.len))
+	if err != nil {
+		d.tcp.track(w, false)
+		w.abort()
+		return
+	}
+	var l *listener
+	reason := uint32(rejVersion)
+	if f.flags == tcpVersion {
+		reason = rejNoListener
+		if l = d.tcp.lookupSvc(p, f.addr); l != nil && !l.admit() {
+			l = nil // backlog full: refused as if nobody listened
+		}
+	}
+	if l == nil {
+		d.tcp.track(w, false)
+		w.reject(reason, nil)
+		w.drain()
+		return
+	}
+	_ = s.SetReadDeadline(time.Time{})
+	w.peerG.Store(uint64(f.credit()))
+	tp := &tcpPending{w: w}
+	r := &connReq{l: l, remote: addrPortOf(s.RemoteAddr()), priv: priv, p: tp}
+	l.deliver(r)
+
+	// The next frame is the RTU that follows our ACC, or nothing: the
+	// active side gave up, or the consumer rejected.
+	err = w.rd.header(&f)
+	tp.mu.Lock()
+	q, c := tp.q, tp.c
+	if q == nil {
+		tp.gone = true
+	}
+	tp.mu.Unlock()
+	d.tcp.track(w, false)
+	switch {
+	case q == nil:
+		r.gone()
+		if w.dead.Load() {
+			w.drain() // rejected: let the REJ reach the peer
+			return
+		}
+	case err == nil && f.typ == frRtu && checkHandshake(&f):
+		w.heardGrant(&f)
+		_ = s.SetReadDeadline(time.Time{})
+		if q.established(c, nil) {
+			if !w.establish() {
+				q.peerEnded(c, false)
+				w.abort()
+			}
+			return
+		}
+	default:
+		q.peerEnded(c, false)
+	}
+	w.abort()
+}
+
+// reject queues a REJ and shuts the write side after it; the caller (or
+// the incoming goroutine) drains until the active side closes, bounded by
+// the linger time.
+func (w *tcpWire) reject(reason uint32, priv []byte) {
+	w.lingerUntil.Store(time.Now().Add(lingerTime).UnixNano())
+	_ = w.sock.SetReadDeadline(time.Now().Add(lingerTime))
+	w.wmu.Lock()
+	it := w.queueLocked(frame{typ: frRej, aux: reason}, priv)
+	it.fixedAck, it.fin = true, true
+	w.wmu.Unlock()
+	w.dead.Store(true)
+	w.flush()
+}
+
+// tcpPending is a TCP request waiting for its answer.
+type tcpPending struct {
+	w    *tcpWire
+	mu   sync.Mutex // below connReq.mu, above qp.mu
+	q    *qp
+	c    *conn
+	gone bool
+}
+
+// accept connects the request to q and queues ACC; the RTU must come
+// within cmTimeout.
+func (tp *tcpPending) accept(q *qp, priv []byte, gone bool) error {
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch {
+	case q.destroyed:
+		return rdma.ErrClosed
+	case q.state != rdma.QPSInit:
+		return rdma.ErrState
+	}
+	w := tp.w
+	c := q.newConn(w)
+	q.bindLocked(c, false)
+	q.local = addrPortOf(w.sock.LocalAddr())
+	q.remote = addrPortOf(w.sock.RemoteAddr())
+	if gone || tp.gone {
+		q.endLocked(endAbort, rdma.CMAcceptError)
+		return nil
+	}
+	w.bind(q, c)
+	tp.q, tp.c = q, c
+	w.grant.Store(uint64(c.grantLocked()))
+	_ = w.sock.SetReadDeadline(time.Now().Add(cmTimeout))
+	w.wmu.Lock()
+	w.queueLocked(frame{typ: frAcc, aux: tcpMagic}, priv).fixedAck = true
+	w.wmu.Unlock()
+	w.kickWriter()
+	return nil
+}
+
+// reject answers no: REJ with the consumer's reason and private data, or
+// the no-listener reason for a refusal.
+func (tp *tcpPending) reject(reason rdma.RejectReason, priv []byte) {
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	if tp.gone {
+		return
+	}
+	why := uint32(rejNoListener)
+	if reason == rdma.RejectConsumer {
+		why = rejConsumer
+	} else {
+		priv = nil
+	}
+	tp.w.reject(why, priv)
 }

@@ -1,6 +1,6 @@
 package soft
 
-// Raw socket I/O for the TCP transport: scatter/gather straight between the
+// Raw socket I/O for the TCP wire: scatter/gather straight between the
 // socket and caller memory given as addresses (house rule: unsafe only in
 // *_unsafe.go).
 
@@ -57,22 +57,4 @@ func goIov(b []byte) iov {
 		return iov{}
 	}
 	return iov{Base: uintptr(unsafe.Pointer(&b[0])), Len: len(b)}
-}
-
-// copyUser copies between Go memory and caller memory at addr. It runs on a
-// goroutine with debug.SetPanicOnFault(true), so an unmapped address becomes
-// a recovered panic and ok=false instead of a crash of the host program.
-func copyUser(addr uint64, b []byte, toUser bool) (ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	u := userBytes(addr, uint64(len(b)))
-	if toUser {
-		copy(u, b)
-	} else {
-		copy(b, u)
-	}
-	return true
 }

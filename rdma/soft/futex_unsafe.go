@@ -1,5 +1,8 @@
 package soft
 
+// The futex calls behind CompChannel.Wait, and the eventfd behind the
+// channels' Fd.
+
 import (
 	"runtime"
 	"time"
@@ -9,7 +12,7 @@ import (
 )
 
 const (
-	futexWait = 0 // FUTEX_WAIT (shared: no FUTEX_PRIVATE_FLAG)
+	futexWait = 0 // FUTEX_WAIT (shared: peers wake us through their mapping)
 	futexWake = 1 // FUTEX_WAKE
 )
 
@@ -50,3 +53,25 @@ func futexWaitOn(addr uintptr, val uint32, d time.Duration) bool {
 func futexWakeAll(addr uintptr) {
 	unix.Syscall6(unix.SYS_FUTEX, addr, futexWake, uintptr(0x7fffffff), 0, 0, 0)
 }
+
+// eventfd is a non-blocking eventfd: readable while its count is non-zero.
+type eventfd int
+
+func newEventfd() (eventfd, error) {
+	fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	return eventfd(fd), err
+}
+
+// signal makes the descriptor readable.
+func (e eventfd) signal() {
+	one := uint64(1)
+	unix.Write(int(e), (*[8]byte)(unsafe.Pointer(&one))[:])
+}
+
+// clear makes it unreadable again.
+func (e eventfd) clear() {
+	var b [8]byte
+	unix.Read(int(e), b[:])
+}
+
+func (e eventfd) close() { unix.Close(int(e)) }

@@ -1,0 +1,67 @@
+package soft
+
+// conn is the engine's state of one connection (or connection attempt) of
+// a queue pair: the protocol counters, and the wire that carries it. A new
+// conn per connection means callbacks of a torn-down one are told apart by
+// pointer (q.c != c).
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+type conn struct {
+	q      *qp
+	w      wire        // nil while a TCP attempt dials
+	cancel func()      // ends the dial of a TCP attempt
+	dead   atomic.Bool // torn down: placements in progress stop
+
+	// placeMu is read-held while a payload is placed into (or a one-sided
+	// access reads) our memory without qp.mu; a teardown write-locks it
+	// (under qp.mu) as a barrier, so that no buffer it flushes is still in
+	// use.
+	placeMu sync.RWMutex
+
+	// Send side, under qp.mu.
+	sends     uint32 // SEND messages issued (grant accounting)
+	acked     uint32 // requests numbered for the peer's acknowledgement
+	peerAcked uint32 // acknowledged by the peer
+	asked     bool   // we asked for a grant beyond askedAt
+	askedAt   uint32
+	reads     [maxRdAtom]uint64 // send-queue positions of outstanding reads
+	rdHead    uint32
+	rdTail    uint32
+
+	// Receive side, under qp.mu.
+	recvBase uint64 // QP: q.rqHead when the connection began (grant origin)
+	srqDone  uint64 // SRQ: messages completed on this connection
+	executed uint32 // the peer's acknowledged requests we executed
+	readsIn  int    // the peer's reads we are answering (two-sided wires)
+
+	// The read response being placed (two-sided wires; reader only).
+	inRead    bool
+	readFault bool
+	readLen   uint64
+}
+
+// newConn starts a connection of q on wire w; q.mu is held.
+func (q *qp) newConn(w wire) *conn {
+	c := &conn{q: q, w: w, recvBase: q.rqHead}
+	q.gen++
+	return c
+}
+
+// readsOut is the number of reads issued and not answered.
+func (c *conn) readsOut() int { return int(c.rdTail - c.rdHead) }
+
+// grantLocked is our grant: the receives posted on this connection with
+// the room of the smallest not yet used, or on an SRQ, srqWindow messages
+// beyond those completed and no room (any receive of the SRQ may be the
+// one, even one posted later); q.mu is held.
+func (c *conn) grantLocked() credit {
+	q := c.q
+	if q.srq != nil {
+		return mkCredit(uint32(srqWindow+c.srqDone), 0)
+	}
+	return mkCredit(uint32(q.rqTail-c.recvBase), q.room)
+}

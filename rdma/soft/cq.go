@@ -1,0 +1,211 @@
+package soft
+
+// Completion queues: a software ring of rdma.WC per CQ. Completions are
+// pushed by whoever completes the work (the posting thread, a Poll that
+// drains the device's inbound queue, a TCP reader or writer goroutine), in
+// the order the work completed; Poll takes them oldest first.
+//
+// The empty Poll is the hot path of a polling consumer: it costs the load
+// of the inbound queue's head slot and of the CQ's count, whatever the
+// number of queue pairs completing into the CQ.
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"godat/rdma"
+)
+
+// maxCQE is the deepest CQ a consumer may ask for; a CQ grows past its
+// depth rather than drop a completion (CapCQGrow).
+const maxCQE = 1 << 20
+
+type cq struct {
+	dev   *device
+	ch    *compChannel // nil: only polled
+	ctx   uint64
+	n     atomic.Int64 // completions held: the lock-free empty check
+	refs  atomic.Int32 // QPs completing into it
+	dead  atomic.Bool
+	mu    sync.Mutex // leaf, below qp.mu (see the lock order in qp.go)
+	ring  []rdma.WC
+	head  uint64
+	tail  uint64
+	depth int
+	armed bool
+	solic bool // armed for solicited (and error) completions only
+	over  bool // in an excursion past depth: AsyncCQOverrun already raised
+}
+
+func pow2(n uint64) uint64 {
+	p := uint64(1)
+	for p < n {
+		p <<= 1
+	}
+	return p
+}
+
+// CreateCQ creates a completion queue (ibv_create_cq).
+func (d *device) CreateCQ(depth int, ch rdma.CompChannel, ctx uint64) (rdma.CQ, error) {
+	if d.closed.Load() {
+		return nil, rdma.ErrClosed
+	}
+	if depth < 1 || depth > maxCQE {
+		return nil, rdma.ErrInvalid
+	}
+	var c *compChannel
+	if ch != nil {
+		var ok bool
+		if c, ok = ch.(*compChannel); !ok || c.dev != d {
+			return nil, rdma.ErrInvalid
+		}
+	}
+	q := &cq{dev: d, ch: c, ctx: ctx, depth: depth, ring: make([]rdma.WC, pow2(uint64(depth)))}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed.Load() {
+		return nil, rdma.ErrClosed
+	}
+	if c != nil {
+		if c.dead.Load() {
+			return nil, rdma.ErrInvalid
+		}
+		c.refs.Add(1)
+	}
+	d.cqs[q] = struct{}{}
+	return q, nil
+}
+
+// push appends a completion (the caller may hold a QP lock; cq.mu is below
+// it). It notifies the channel when the CQ is armed for it, and raises
+// AsyncCQOverrun once per excursion past the depth.
+func (q *cq) push(wc *rdma.WC) {
+	q.mu.Lock()
+	if q.dead.Load() {
+		q.mu.Unlock()
+		return
+	}
+	if q.tail-q.head == uint64(len(q.ring)) {
+		q.grow(2 * len(q.ring))
+	}
+	q.ring[q.tail&uint64(len(q.ring)-1)] = *wc
+	q.tail++
+	q.n.Add(1)
+	overrun := false
+	if q.tail-q.head > uint64(q.depth) && !q.over {
+		q.over, overrun = true, true
+	}
+	notify := q.armed && (!q.solic || wc.Flags&rdma.WCSolicited != 0 || wc.Status != rdma.WCSuccess)
+	if notify {
+		q.armed = false
+	}
+	q.mu.Unlock()
+	if notify && q.ch != nil {
+		q.ch.notify()
+	}
+	if overrun {
+		q.dev.async(rdma.AsyncEvent{Type: rdma.AsyncCQOverrun, Context: q.ctx})
+	}
+}
+
+// grow resizes the ring to size slots (a power of two), keeping the
+// completions in order; q.mu is held.
+func (q *cq) grow(size int) {
+	r := make([]rdma.WC, size)
+	n := q.tail - q.head
+	for i := uint64(0); i < n; i++ {
+		r[i] = q.ring[(q.head+i)&uint64(len(q.ring)-1)]
+	}
+	q.ring, q.head, q.tail = r, 0, n
+}
+
+// Poll takes up to len(wc) completions (ibv_poll_cq). It first drains the
+// device's inbound queue (bounded), which is where messages from peers on
+// this host become completions.
+func (q *cq) Poll(wc []rdma.WC) int {
+	d := q.dev
+	if q.dead.Load() {
+		return 0
+	}
+	if d.in.ready(d.bell) {
+		d.drainInbound()
+	}
+	if q.n.Load() == 0 || len(wc) == 0 {
+		return 0
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	k := 0
+	mask := uint64(len(q.ring) - 1)
+	for k < len(wc) && q.head != q.tail {
+		wc[k] = q.ring[q.head&mask]
+		q.head++
+		k++
+	}
+	q.n.Add(int64(-k))
+	if q.over && q.tail-q.head <= uint64(q.depth) {
+		q.over = false // the excursion is over: the next one raises again
+	}
+	return k
+}
+
+// Arm requests one notification for the next completion
+// (ibv_req_notify_cq).
+func (q *cq) Arm(solicitedOnly bool) error {
+	if q.dead.Load() {
+		return rdma.ErrClosed
+	}
+	q.mu.Lock()
+	q.armed, q.solic = true, solicitedOnly
+	q.mu.Unlock()
+	return nil
+}
+
+// Resize changes the depth, keeping the completions (ibv_resize_cq).
+func (q *cq) Resize(depth int) error {
+	if depth < 1 || depth > maxCQE {
+		return rdma.ErrInvalid
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch {
+	case q.dead.Load():
+		return rdma.ErrClosed
+	case uint64(depth) < q.tail-q.head:
+		return rdma.ErrInvalid
+	}
+	q.depth = depth
+	if want := int(pow2(uint64(depth))); want != len(q.ring) && uint64(want) >= q.tail-q.head {
+		q.grow(want)
+	}
+	q.over = q.tail-q.head > uint64(depth)
+	return nil
+}
+
+// Destroy frees the CQ (ibv_destroy_cq).
+func (q *cq) Destroy() error {
+	d := q.dev
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if q.dead.Load() {
+		return rdma.ErrClosed
+	}
+	if q.refs.Load() > 0 {
+		return rdma.ErrBusy
+	}
+	q.kill()
+	delete(d.cqs, q)
+	return nil
+}
+
+// kill marks the CQ destroyed and drops its completions; d.mu is held.
+func (q *cq) kill() {
+	q.mu.Lock()
+	q.dead.Store(true)
+	q.ring, q.head, q.tail = nil, 0, 0
+	q.n.Store(0)
+	q.mu.Unlock()
+	if q.ch != nil {
+		q.ch.refs.Add(-1)
+	}
+}

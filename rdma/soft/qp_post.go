@@ -1,0 +1,211 @@
+package soft
+
+// Posting work requests, with the one post-time check of local segments
+// against the registration table (CapPostCheck).
+
+import (
+	"godat/rdma"
+)
+
+// checkSGL checks local segments against our registrations: every
+// non-empty segment must lie inside a live region of pd with the rights
+// need (ErrPrivileges: unknown key or missing right; ErrProtection: another
+// PD; ErrInvalid: outside the region).
+func (d *device) checkSGL(pd uint32, sgl []rdma.SGE, need rdma.Access) error {
+	for i := range sgl {
+		s := &sgl[i]
+		if s.Length == 0 {
+			continue
+		}
+		r, ok := d.keys.lookup(s.LKey)
+		switch {
+		case !ok:
+			return rdma.ErrPrivileges
+		case r.pd != pd:
+			return rdma.ErrProtection
+		case r.access&need != need:
+			return rdma.ErrPrivileges
+		case !r.covers(s.Addr, uint64(s.Length)):
+			return rdma.ErrInvalid
+		}
+	}
+	return nil
+}
+
+// sglLen is the total length of sgl, or ok=false when a segment no longer
+// lies in a live region of pd with the rights need (checked again when a
+// request executes: a region may go while the request waits).
+func (d *device) sglLen(pd uint32, sgl []rdma.SGE, need rdma.Access) (uint64, bool) {
+	var n uint64
+	for i := range sgl {
+		s := &sgl[i]
+		if s.Length == 0 {
+			continue
+		}
+		r, ok := d.keys.lookup(s.LKey)
+		if !ok || r.pd != pd || r.access&need != need || !r.covers(s.Addr, uint64(s.Length)) {
+			return 0, false
+		}
+		n += uint64(s.Length)
+	}
+	return n, true
+}
+
+// localNeed is the right a request needs on its local segments: local
+// read is always allowed, an RDMA read writes its local buffers.
+func localNeed(op rdma.WROpcode) rdma.Access {
+	if op == rdma.WRRDMARead {
+		return rdma.AccessLocalWrite
+	}
+	return 0
+}
+
+// PostSend appends a send-queue request (ibv_post_send) and issues what
+// the connection allows now.
+func (q *qp) PostSend(wr *rdma.SendWR) error {
+	w, err := q.postSend(wr)
+	if w != nil {
+		w.flush()
+	}
+	return err
+}
+
+// postSend is PostSend under the QP lock; it returns the wire to flush.
+func (q *qp) postSend(wr *rdma.SendWR) (wire, error) {
+	if wr == nil || len(wr.SGL) > maxSGE {
+		return nil, rdma.ErrInvalid
+	}
+	switch wr.Opcode {
+	case rdma.WRSend, rdma.WRRDMAWrite, rdma.WRRDMARead:
+	default:
+		return nil, rdma.ErrInvalid // the immediate-data opcodes are not implemented
+	}
+	inline := wr.Flags&rdma.SendInline != 0 && wr.Opcode != rdma.WRRDMARead
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch {
+	case q.destroyed:
+		return nil, rdma.ErrClosed
+	case q.state != rdma.QPSRTS && q.state != rdma.QPSSQD && q.state != rdma.QPSErr:
+		return nil, rdma.ErrState
+	case len(wr.SGL) > q.cap.MaxSendSGE:
+		return nil, rdma.ErrInvalid
+	case q.sqTail-q.sqHead >= uint64(q.cap.MaxSendWR):
+		return nil, rdma.ErrQueueFull
+	}
+	var n uint64
+	if inline {
+		for i := range wr.SGL {
+			n += uint64(wr.SGL[i].Length)
+		}
+		if n > uint64(q.cap.MaxInlineData) {
+			return nil, rdma.ErrInvalid
+		}
+	} else if err := q.dev.checkSGL(q.pd.id, wr.SGL, localNeed(wr.Opcode)); err != nil {
+		return nil, err
+	}
+	e := &q.sq[q.sqTail&q.sqMask]
+	e.wrid, e.op, e.flags = wr.WRID, wr.Opcode, wr.Flags
+	if q.sigAll {
+		e.flags |= rdma.SendSignaled
+	}
+	e.raddr, e.rkey = wr.RemoteAddr, wr.RKey
+	e.state, e.waitOn, e.status, e.length, e.seq, e.nsge = sqQueued, waitNone, rdma.WCSuccess, 0, 0, 0
+	if inline {
+		if !q.copyInline(e, wr.SGL, n) {
+			// The buffers faulted: the request completes as a local
+			// protection error, in order.
+			e.state, e.status = sqDone, rdma.WCLocProtErr
+		}
+	} else {
+		e.flags &^= rdma.SendInline
+		e.nsge = uint8(copy(e.sgl[:], wr.SGL))
+	}
+	q.sqTail++
+	if q.state == rdma.QPSErr {
+		q.flushSendsLocked()
+		return nil, nil
+	}
+	flush := q.issueLocked(true)
+	q.completeSendsLocked()
+	if flush && q.c != nil {
+		return q.c.w, nil
+	}
+	return nil, nil
+}
+
+// copyInline copies an inline payload of n bytes into e's inline room and
+// describes it as e's only segment.
+func (q *qp) copyInline(e *sqe, sgl []rdma.SGE, n uint64) bool {
+	dst := e.inline[:n]
+	for i := range sgl {
+		l := uint64(sgl[i].Length)
+		if l == 0 {
+			continue
+		}
+		if !copyIn(dst[:l], sgl[i].Addr) {
+			return false
+		}
+		dst = dst[l:]
+	}
+	e.flags |= rdma.SendInline
+	e.length = n
+	if n > 0 {
+		e.sgl[0] = rdma.SGE{Addr: BufAddr(e.inline), Length: uint32(n)}
+		e.nsge = 1
+	}
+	return true
+}
+
+// PostRecv appends a receive (ibv_post_recv); a connection's peer learns
+// of the grant it makes.
+func (q *qp) PostRecv(wr *rdma.RecvWR) error {
+	w, err := q.postRecv(wr)
+	if w != nil {
+		w.flush() // a peer that waits for the grant hears of it now
+	}
+	return err
+}
+
+func (q *qp) postRecv(wr *rdma.RecvWR) (wire, error) {
+	if wr == nil || len(wr.SGL) > maxSGE {
+		return nil, rdma.ErrInvalid
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch {
+	case q.destroyed:
+		return nil, rdma.ErrClosed
+	case q.srq != nil:
+		return nil, rdma.ErrState
+	case q.state == rdma.QPSReset:
+		return nil, rdma.ErrState
+	case len(wr.SGL) > q.cap.MaxRecvSGE:
+		return nil, rdma.ErrInvalid
+	case q.rqTail-q.rqHead >= uint64(q.cap.MaxRecvWR):
+		return nil, rdma.ErrQueueFull
+	}
+	if err := q.dev.checkSGL(q.pd.id, wr.SGL, rdma.AccessLocalWrite); err != nil {
+		return nil, err
+	}
+	var room uint64
+	for i := range wr.SGL {
+		room += uint64(wr.SGL[i].Length)
+	}
+	room = min(room, 1<<32-1)
+	if q.rqHead == q.rqTail || uint32(room) < q.room {
+		q.room = uint32(room)
+	}
+	r := &q.rq[q.rqTail&q.rqMask]
+	r.wrid, r.busy = wr.WRID, false
+	r.nsge = uint8(copy(r.sgl[:], wr.SGL))
+	q.rqTail++
+	switch {
+	case q.state == rdma.QPSErr:
+		q.flushRecvsLocked()
+	case q.c != nil && q.c.w != nil:
+		q.c.w.setGrant(q.c.grantLocked())
+		return q.c.w, nil
+	}
+	return nil, nil
+}

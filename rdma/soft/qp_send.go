@@ -1,0 +1,344 @@
+package soft
+
+// Issuing send-queue requests and completing them in post order.
+
+import (
+	"godat/rdma"
+)
+
+// What issueOne asks of issueLocked.
+const (
+	actNext   = iota // issued (or failed): go on with the next request
+	actIO            // issued, and the wire has I/O to flush
+	actWait          // must wait: retried when the wire or a grant calls back
+	actWaitIO        // must wait, and the wire has I/O to flush (a NEED)
+	actAccess        // a one-sided access, done by issueLocked without the lock
+)
+
+// issueLocked issues queued requests in order until one must wait (no
+// grant, no room on the wire, a fence, the read limit). fresh says that the
+// newest request was checked by the post that calls us, so its segments
+// need no second look. It reports whether the wire has I/O to flush.
+//
+// A one-sided access (a process_vm_* call whose cost grows with the
+// transfer) runs with q.mu released and q.issuing set, so that no other
+// thread issues past it meanwhile: requests posted then are issued by this
+// loop when the access is done. RDMA writes stay visible before any later
+// send of the QP.
+func (q *qp) issueLocked(fresh bool) (flush bool) {
+	c := q.c
+	if c == nil || q.issuing || q.state != rdma.QPSRTS && q.state != rdma.QPSSQD {
+		return false
+	}
+	for q.sqExec != q.sqTail {
+		e := &q.sq[q.sqExec&q.sqMask]
+		if e.state == sqDone { // failed at post (inline copy)
+			q.sqExec++
+			continue
+		}
+		switch q.issueOne(c, e, fresh && q.sqExec+1 == q.sqTail) {
+		case actWait:
+			return flush
+		case actWaitIO:
+			return true
+		case actIO:
+			flush = true
+		case actAccess:
+			op, L, raddr, rkey := e.op, e.length, e.raddr, e.rkey
+			var sgl [maxSGE]rdma.SGE
+			n := copy(sgl[:], e.sgl[:e.nsge])
+			q.issuing = true
+			q.mu.Unlock()
+			st := c.accessUnlocked(op, sgl[:n], L, raddr, rkey)
+			q.mu.Lock()
+			q.issuing = false
+			if q.c != c {
+				return flush // torn down meanwhile: the request was flushed
+			}
+			if st != rdma.WCSuccess {
+				L = 0
+			}
+			e.finish(st, L)
+			if st == rdma.WCRemAccessErr {
+				// The target refused (key, bounds, right, PD, or its memory
+				// is gone): the connection breaks (verbs QP access error)
+				// and the target raises its async event.
+				q.sqExec++
+				q.fatalLocked(endAccess)
+				return flush
+			}
+		}
+		if q.c != c { // an access violation ended it
+			return flush
+		}
+		q.sqExec++
+	}
+	return flush
+}
+
+// accessUnlocked performs a one-sided access under the teardown barrier.
+func (c *conn) accessUnlocked(op rdma.WROpcode, sgl []rdma.SGE, L, raddr uint64, rkey uint32) rdma.WCStatus {
+	c.placeMu.RLock()
+	defer c.placeMu.RUnlock()
+	if c.dead.Load() {
+		return rdma.WCWRFlushErr
+	}
+	return c.w.access(op, sgl, L, raddr, rkey)
+}
+
+func (e *sqe) finish(st rdma.WCStatus, n uint64) {
+	e.state, e.status, e.length = sqDone, st, n
+}
+
+// issueOne issues one request on c.
+func (q *qp) issueOne(c *conn, e *sqe, fresh bool) int {
+	sgl := e.sgl[:e.nsge]
+	var L uint64
+	switch {
+	case e.flags&rdma.SendInline != 0:
+		L = e.length
+	case fresh:
+		for i := range sgl {
+			L += uint64(sgl[i].Length)
+		}
+	default:
+		var ok bool
+		if L, ok = q.dev.sglLen(q.pd.id, sgl, localNeed(e.op)); !ok {
+			e.finish(rdma.WCLocProtErr, 0)
+			return actNext
+		}
+	}
+	if L > maxMsgSize {
+		e.finish(rdma.WCLocLenErr, 0)
+		return actNext
+	}
+	if e.flags&rdma.SendFence != 0 && c.readsOut() > 0 {
+		e.waitOn = waitFence
+		return actWait
+	}
+	w := c.w
+	switch e.op {
+	case rdma.WRSend:
+		cr := w.peerGrant(c.sends)
+		if g := cr.n(); !after(g, c.sends) {
+			// An RNR wait without limit: the send stays queued; ask once
+			// per grant seen.
+			if !c.asked || c.askedAt != g {
+				c.asked, c.askedAt = true, g
+				w.askGrant(g)
+				return actWaitIO
+			}
+			return actWait
+		}
+		h := hdr{typ: msgSend, len: L}
+		if e.flags&rdma.SendSolicited != 0 {
+			h.flags |= flSolicited
+		}
+		if L > eagerMax || L > uint64(cr.room()) || !w.eagerArrives() {
+			h.flags |= flAckReq
+		}
+		return q.issued(c, e, w.send(&h, sgl), L)
+	case rdma.WRRDMARead:
+		if c.readsOut() >= q.initDepth {
+			return actWait
+		}
+	}
+	if w.oneSided() {
+		e.length = L
+		return actAccess
+	}
+	h := hdr{typ: msgWrite, aux: e.rkey, addr: e.raddr, len: L}
+	if e.op == rdma.WRRDMARead {
+		h.typ = msgReadReq
+		if w.send(&h, nil) == issuedFull {
+			return actWait
+		}
+		c.reads[c.rdTail%maxRdAtom] = q.sqExec
+		c.rdTail++
+		e.state, e.waitOn, e.length = sqIssued, waitRead, L
+		return actIO
+	}
+	return q.issued(c, e, w.send(&h, sgl), L)
+}
+
+// issued records what the wire did with a send or write of L bytes.
+func (q *qp) issued(c *conn, e *sqe, r issued, L uint64) int {
+	switch r {
+	case issuedFull:
+		return actWait
+	case issuedFault:
+		e.finish(rdma.WCLocProtErr, 0)
+		return actNext
+	}
+	if e.op == rdma.WRSend {
+		c.sends++
+	}
+	e.length = L
+	if r == issuedDone {
+		e.finish(rdma.WCSuccess, L)
+		return actNext
+	}
+	c.acked++
+	e.state, e.waitOn, e.seq = sqIssued, waitAck, c.acked
+	return actIO
+}
+
+// doneLocked reports (and records) whether an issued request finished.
+func (q *qp) doneLocked(e *sqe) bool {
+	if e.state == sqDone {
+		return true
+	}
+	c := q.c
+	if c == nil || e.state != sqIssued {
+		return false
+	}
+	if e.waitOn == waitAck && !after(e.seq, c.peerAcked) {
+		e.finish(rdma.WCSuccess, e.length)
+	}
+	return e.state == sqDone
+}
+
+// completeSendsLocked pushes finished requests in post order: successes
+// only when signalled, errors always.
+func (q *qp) completeSendsLocked() { q.completeLocked(false) }
+
+// fatalLocked ends the connection after a request failed in a way that
+// breaks it: the requests before the failed one complete as they finished,
+// the failed one with its error, and every later one is flushed, even one
+// the wire already carried (verbs: the QP is in Error from that error on).
+func (q *qp) fatalLocked(how endHow) {
+	q.completeLocked(true)
+	q.endLocked(how, rdma.CMBroken)
+}
+
+func (q *qp) completeLocked(stopAtError bool) {
+	for q.sqHead != q.sqExec {
+		e := &q.sq[q.sqHead&q.sqMask]
+		if !q.doneLocked(e) {
+			break
+		}
+		if e.status != rdma.WCSuccess || e.flags&rdma.SendSignaled != 0 {
+			q.pushSend(e, e.status)
+		}
+		q.sqHead++
+		if stopAtError && e.status != rdma.WCSuccess {
+			return
+		}
+	}
+	if q.state == rdma.QPSSQD && q.sqHead == q.sqTail {
+		q.dev.ringSelf() // the graceful disconnect sleeps on the bell
+	}
+}
+
+// wcOpcode is the completion opcode of a send-queue request.
+func wcOpcode(op rdma.WROpcode) rdma.WCOpcode {
+	switch op {
+	case rdma.WRRDMAWrite:
+		return rdma.WCRDMAWrite
+	case rdma.WRRDMARead:
+		return rdma.WCRDMARead
+	}
+	return rdma.WCSend
+}
+
+func (q *qp) pushSend(e *sqe, st rdma.WCStatus) {
+	wc := &q.wc
+	*wc = rdma.WC{WRID: e.wrid, QPNum: q.Num(), Status: st, Opcode: wcOpcode(e.op)}
+	if st == rdma.WCSuccess {
+		wc.ByteLen = uint32(e.length)
+	}
+	q.scq.push(wc)
+}
+
+// ---- callbacks from the wire ----
+
+// kick: something an issue waited for may be there now (a grant, ring
+// room); retry. It returns the wire to flush.
+func (q *qp) kickLocked(c *conn) bool {
+	if q.c != c {
+		return false
+	}
+	flush := q.issueLocked(false)
+	q.completeSendsLocked()
+	return flush
+}
+
+// acked: the peer acknowledged requests up to n.
+func (q *qp) ackedLocked(c *conn, n uint32) {
+	if after(n, c.peerAcked) {
+		c.peerAcked = n
+	}
+}
+
+// naked: the peer refused acknowledged request k with st. A remote access
+// violation ends the connection.
+func (q *qp) nakedLocked(c *conn, k uint32, st rdma.WCStatus) {
+	for p := q.sqHead; p != q.sqExec; p++ {
+		e := &q.sq[p&q.sqMask]
+		if e.state == sqIssued && e.waitOn == waitAck && e.seq == k {
+			e.finish(st, 0)
+			break
+		}
+	}
+	if after(k, c.peerAcked) {
+		c.peerAcked = k
+	}
+	if st == rdma.WCRemAccessErr || st == rdma.WCLocProtErr {
+		q.fatalLocked(endAbort) // the peer ends it too
+		return
+	}
+	q.completeSendsLocked()
+}
+
+// kick retries what the send queue of c waits for (a grant, ring room).
+func (q *qp) kick(c *conn) {
+	q.mu.Lock()
+	flush := q.kickLocked(c)
+	q.mu.Unlock()
+	if flush {
+		c.w.flush()
+	}
+}
+
+// verdict takes the peer's acknowledgement (msgAck: requests up to num) or
+// NAK (msgNak: request num failed with st); it reports whether the
+// connection goes on. Acknowledging a request never asked about is a
+// protocol violation.
+func (q *qp) verdict(c *conn, typ uint8, num uint32, st rdma.WCStatus) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.c != c {
+		return false
+	}
+	if after(num, c.acked) {
+		q.endLocked(endAbort, rdma.CMBroken)
+		return false
+	}
+	if typ == msgAck {
+		q.ackedLocked(c, num)
+		q.completeSendsLocked()
+	} else {
+		q.nakedLocked(c, num, st)
+	}
+	return q.c == c
+}
+
+// wireFault: the wire could not read our memory for the acknowledged
+// request numbered seq after its header left: the request fails as a
+// local protection error and the connection ends (the stream cannot go on
+// without it).
+func (q *qp) wireFault(c *conn, seq uint32) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.c != c {
+		return
+	}
+	for p := q.sqHead; p != q.sqExec; p++ {
+		e := &q.sq[p&q.sqMask]
+		if e.state == sqIssued && e.waitOn == waitAck && e.seq == seq {
+			e.finish(rdma.WCLocProtErr, 0)
+			break
+		}
+	}
+	q.fatalLocked(endAbort)
+}

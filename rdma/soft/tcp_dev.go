@@ -1,0 +1,177 @@
+package soft
+
+// The device's side of the TCP wire: listening ports and the service ids
+// they serve.
+//
+// Service ids and ports. Service id s is reached at TCP port tcpPortOf(s)
+// of the IA address: the low 16 bits of s, moved up by 64512 when they fall
+// below 1024 (ports an ordinary user cannot bind). The connect request
+// carries the whole 64-bit id, so one TCP listener serves every id of a
+// device that maps to its port, and a request for an id nobody listens on
+// is refused even when the port is open. A Listen with any draws a random
+// id (whose port then must be free). Two devices on one host cannot
+// listen on ids that map to the same port (the second gets
+// ErrServiceInUse).
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+	"sync"
+	"syscall"
+	"time"
+
+	"godat/rdma"
+)
+
+// tcpPortOf maps a service id to the TCP port that serves it.
+func tcpPortOf(s uint64) uint16 {
+	p := uint16(s)
+	if p < 1024 {
+		p += 65536 - 1024
+	}
+	return p
+}
+
+type tcpDev struct {
+	mu     sync.Mutex // below listener and qp locks: ports and pending connections
+	ports  map[uint16]*tcpPort
+	pend   map[*tcpWire]struct{} // incoming connections not yet bound to a QP
+	closed bool
+	loop   *tcpLoop // the receive loop, started with the first connection
+}
+
+// tcpPort is one listening socket and the service ids it serves.
+type tcpPort struct {
+	ln   *net.TCPListener
+	port uint16
+	svcs map[uint64]*listener
+}
+
+// tcpListen is a listener's TCP binding.
+type tcpListen struct {
+	port *tcpPort
+}
+
+func (t *tcpDev) init() {
+	t.ports = map[uint16]*tcpPort{}
+	t.pend = map[*tcpWire]struct{}{}
+}
+
+// close stops every port and drops the connections not yet bound.
+func (t *tcpDev) close() {
+	t.mu.Lock()
+	t.closed = true
+	ports := make([]*tcpPort, 0, len(t.ports))
+	for _, p := range t.ports {
+		ports = append(ports, p)
+	}
+	clear(t.ports)
+	pend := make([]*tcpWire, 0, len(t.pend))
+	for w := range t.pend {
+		pend = append(pend, w)
+	}
+	loop := t.loop
+	t.mu.Unlock()
+	for _, p := range ports {
+		p.ln.Close()
+	}
+	for _, w := range pend {
+		w.abort()
+	}
+	if loop != nil {
+		loop.stop()
+	}
+}
+
+// track records an incoming connection until it is bound or ends; false
+// when the device is closed.
+func (t *tcpDev) track(w *tcpWire, on bool) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !on {
+		delete(t.pend, w)
+		return true
+	}
+	if t.closed {
+		return false
+	}
+	t.pend[w] = struct{}{}
+	return true
+}
+
+// listenTCP serves l's service id on its port.
+func (l *listener) listenTCP() error {
+	d := l.dev
+	t := &d.tcp
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return rdma.ErrClosed
+	}
+	port := tcpPortOf(l.svc)
+	if p := t.ports[port]; p != nil {
+		if p.svcs[l.svc] != nil {
+			return rdma.ErrServiceInUse
+		}
+		p.svcs[l.svc] = l
+		l.tcp.port = p
+		return nil
+	}
+	// Binding under t.mu keeps two Listen calls of this device from
+	// racing for one port; it is not a hot path.
+	ln, err := net.ListenTCP("tcp", net.TCPAddrFromAddrPort(netip.AddrPortFrom(d.addr, port)))
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return rdma.ErrServiceInUse
+		}
+		return rdma.ErrNoResources
+	}
+	p := &tcpPort{ln: ln, port: port, svcs: map[uint64]*listener{l.svc: l}}
+	t.ports[port] = p
+	l.tcp.port = p
+	go d.acceptTCP(p)
+	return nil
+}
+
+// closeTCP stops serving l's id; the port closes with its last id.
+func (l *listener) closeTCP() {
+	p := l.tcp.port
+	if p == nil {
+		return
+	}
+	t := &l.dev.tcp
+	t.mu.Lock()
+	if p.svcs[l.svc] == l {
+		delete(p.svcs, l.svc)
+	}
+	last := len(p.svcs) == 0
+	if last && t.ports[p.port] == p {
+		delete(t.ports, p.port)
+	}
+	t.mu.Unlock()
+	if last {
+		p.ln.Close()
+	}
+}
+
+func (d *device) acceptTCP(p *tcpPort) {
+	for {
+		s, err := p.ln.AcceptTCP()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			time.Sleep(10 * time.Millisecond) // e.g. EMFILE; bounded retry
+			continue
+		}
+		go d.incomingTCP(p, s)
+	}
+}
+
+// lookupSvc finds the listener of service id svc on port p.
+func (t *tcpDev) lookupSvc(p *tcpPort, svc uint64) *listener {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return p.svcs[svc]
+}

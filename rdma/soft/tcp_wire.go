@@ -1,0 +1,307 @@
+package soft
+
+// The TCP wire: one TCP connection per queue pair (tcp_frame.go for the
+// format).
+//
+// Threads: a reader goroutine per connection reads frames and hands them
+// to the engine, which places payloads straight into the posted buffers or
+// the RDMA target and pushes completions in placement order. Writes are
+// done by whoever queues a frame (a post, the reader) with non-blocking
+// sendmsg, outside every lock but the writer's own short one; a write that
+// would block is handed to the connection's writer goroutine, which sleeps
+// in the netpoller until the socket drains. Nothing spins.
+//
+// Credits and acknowledgements ride in every frame header (grant, ack), so
+// a busy connection needs no frames of their own; an idle one sends a bare
+// ACK when it owes one, and NEED when it waits for a grant.
+
+import (
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"godat/rdma"
+)
+
+const (
+	rdBufSize  = 64 << 10
+	directMin  = 16 << 10 // payload left at or above this is read straight into place
+	maxGather  = 64       // iovecs per sendmsg
+	lingerTime = 2 * time.Second
+)
+
+type tcpWire struct {
+	d         *device
+	q         *qp
+	c         *conn
+	sock      *net.TCPConn
+	rc        syscall.RawConn
+	done      chan struct{} // closed by abort
+	kickW     chan struct{} // wakes the writer goroutine
+	resumeCh  chan struct{} // wakes a reader waiting for an SRQ receive
+	closeOnce sync.Once
+
+	dead        atomic.Bool  // shut down: the reader only drains
+	draining    atomic.Bool  // a goroutine drains the socket
+	lingerUntil atomic.Int64 // unix ns the drain may last
+
+	peerG   atomic.Uint64 // the peer's credit
+	grant   atomic.Uint64 // ours: stamped into every header
+	starved atomic.Bool   // the peer asked for a grant
+
+	// The reader's state: the loop's, or the helper's while parked.
+	rd      treader
+	loop    *tcpLoop // nil until established
+	loopFd  int32
+	queued  bool   // in the loop's queue (loop thread only)
+	parked  bool   // out of it until resumed (loop thread only)
+	edge    bool   // readable since the last read (loop thread only)
+	lastAck uint32 // the peer's ack as last taken
+	rdKick  bool   // a grant arrived: retry the send queue
+	rdFlush bool   // frames were queued: write them
+
+	// Writing, under wmu (a leaf below qp.mu).
+	wmu        sync.Mutex
+	items      []*outItem
+	head       int // first unwritten item
+	nstart     int // items from head whose header is filled
+	free       []*outItem
+	naks       []nakRec
+	writing    bool // someone holds the right to write
+	handed     bool // ... and handed it to the writer goroutine
+	careful    bool // after EFAULT: one iovec per sendmsg, to find the fault
+	broken     bool
+	executed   uint32 // the peer's acknowledged requests executed here
+	ackSent    uint32
+	starvedAt  uint32 // the grant the peer had seen when it asked
+	peerHungry bool
+	needAsk    bool
+	askAt      uint32
+	nAcked     uint32         // acknowledged requests queued (numbers them)
+	wiov       [maxGather]iov // the writer's scratch
+	wop, rop   rawOp
+	nbop       rawOp // the loop's non-blocking read
+}
+
+type nakRec struct {
+	k  uint32
+	st rdma.WCStatus
+}
+
+// newTCPWire wraps a connected socket and starts its writer goroutine.
+func newTCPWire(d *device, s *net.TCPConn) (*tcpWire, error) {
+	rc, err := s.SyscallConn()
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	w := &tcpWire{d: d, sock: s, rc: rc, done: make(chan struct{}), kickW: make(chan struct{}, 1),
+		resumeCh: make(chan struct{}, 1)}
+	w.rd.w = w
+	w.rd.buf = make([]byte, rdBufSize)
+	w.initOps()
+	_ = s.SetNoDelay(true)
+	setTimeouts(s, rc, d.timeout)
+	go w.writer()
+	return w, nil
+}
+
+// setTimeouts makes a silent peer an error within about t: keepalive probes
+// after t/2 of silence, and TCP_USER_TIMEOUT for data that stays unacked.
+func setTimeouts(s *net.TCPConn, rc syscall.RawConn, t time.Duration) {
+	idle := max(t/2, time.Second)
+	intvl := max(t/10, time.Second)
+	cnt := max(1, int((t-idle)/intvl))
+	_ = s.SetKeepAliveConfig(net.KeepAliveConfig{Enable: true, Idle: idle, Interval: intvl, Count: cnt})
+	_ = rc.Control(func(fd uintptr) {
+		_ = unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT, int(t/time.Millisecond))
+	})
+}
+
+func addrPortOf(a net.Addr) netip.AddrPort {
+	if t, ok := a.(*net.TCPAddr); ok {
+		ap := t.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
+	return netip.AddrPort{}
+}
+
+// bind attaches the wire to connection c of q.
+func (w *tcpWire) bind(q *qp, c *conn) {
+	w.q, w.c = q, c
+}
+
+// abort closes the socket at once; the reader and writer end on errors.
+func (w *tcpWire) abort() {
+	w.closeOnce.Do(func() {
+		close(w.done)
+		w.sock.Close()
+	})
+}
+
+func (w *tcpWire) oneSided() bool { return false }
+
+// eagerArrives: a write to the socket is not an arrival (every send is
+// acknowledged).
+func (w *tcpWire) eagerArrives() bool { return false }
+
+// send queues a SEND, WRITE or READREQ frame. Payloads are written
+// straight from the consumer's memory when the socket takes them.
+func (w *tcpWire) send(h *hdr, sgl []rdma.SGE) issued {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	if w.broken {
+		// The connection failed; its teardown is on its way and flushes
+		// the request.
+		return issuedFull
+	}
+	it := w.newItemLocked(h.typ)
+	it.f = frame{typ: h.typ, flags: h.flags, aux: h.aux, len: h.len, addr: h.addr}
+	if h.typ != msgReadReq {
+		for i := range sgl {
+			if sgl[i].Length > 0 {
+				it.pay[it.npay] = iov{Base: uintptr(sgl[i].Addr), Len: int(sgl[i].Length)}
+				it.npay++
+			}
+		}
+		it.payLen = int(h.len)
+		it.total = frameHdr + int(h.len)
+	}
+	w.items = append(w.items, it)
+	if h.typ == msgReadReq {
+		return issuedSent // the engine tracks reads itself
+	}
+	w.nAcked++
+	it.acked, it.seq = true, w.nAcked
+	return issuedAcked
+}
+
+func (w *tcpWire) access(rdma.WROpcode, []rdma.SGE, uint64, uint64, uint32) rdma.WCStatus {
+	return rdma.WCLocQPOpErr // two-sided: never called
+}
+
+// readResp queues a read response: the data is read from the registered
+// region as the frame is written, and the READDONE trailer carries the
+// verdict.
+func (w *tcpWire) readResp(addr, L uint64, st rdma.WCStatus) {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	it := w.newItemLocked(msgReadResp)
+	it.readResp, it.trailer, it.trStatus = true, true, st
+	if st == rdma.WCSuccess && L > 0 {
+		it.f.len = L
+		it.pay[0] = iov{Base: uintptr(addr), Len: int(L)}
+		it.npay = 1
+		it.payLen = int(L)
+	}
+	it.total = 2*frameHdr + it.payLen
+	w.items = append(w.items, it)
+}
+
+func (w *tcpWire) peerGrant(uint32) credit { return credit(w.peerG.Load()) }
+
+// setGrant records our credit; the next header carries it, and a peer that
+// asked gets it at the next flush.
+func (w *tcpWire) setGrant(g credit) { w.grant.Store(uint64(g)) }
+
+// heardGrant takes the credit of a header that grants more.
+func (w *tcpWire) heardGrant(f *frame) bool {
+	if !after(f.grant, credit(w.peerG.Load()).n()) {
+		return false
+	}
+	w.peerG.Store(uint64(f.credit()))
+	return true
+}
+
+// askGrant queues one NEED.
+func (w *tcpWire) askGrant(seen uint32) {
+	w.wmu.Lock()
+	w.needAsk, w.askAt = true, seen
+	w.wmu.Unlock()
+}
+
+// ack records that the peer's requests up to n were executed; headers
+// carry it (a bare ACK when nothing else goes out).
+func (w *tcpWire) ack(n uint32) {
+	w.wmu.Lock()
+	w.executed = n
+	w.wmu.Unlock()
+}
+
+// nak records a failure; it goes out before any header that acknowledges
+// past it (gatherLocked).
+func (w *tcpWire) nak(k uint32, st rdma.WCStatus) {
+	w.wmu.Lock()
+	w.executed = k
+	w.naks = append(w.naks, nakRec{k: k, st: st})
+	w.wmu.Unlock()
+}
+
+// resume wakes the reader whose message waits for an SRQ receive: the
+// helper, or the loop that parked the connection.
+func (w *tcpWire) resume() {
+	select {
+	case w.resumeCh <- struct{}{}:
+	default:
+	}
+	if l := w.loop; l != nil {
+		l.resume(w)
+	}
+}
+
+// establish hands the connection to the device's receive loop.
+func (w *tcpWire) establish() bool {
+	l, err := w.d.tcp.startLoop()
+	if err != nil {
+		return false
+	}
+	w.loop = l
+	return l.add(w)
+}
+
+// shutdown ends the connection (q.mu held; nothing here blocks). The
+// engine then waits for a placement in progress (the read deadline wakes
+// a reader in the middle of a payload). An orderly end sends DISC after
+// the frames already started; a flushed one (a NAK that must arrive) lets
+// every queued frame go; both then close the write side and let the
+// reader drain until the peer closes or lingerTime passes.
+func (w *tcpWire) shutdown(how endHow) {
+	w.dead.Store(true)
+	_ = w.sock.SetReadDeadline(time.Now())
+	if how == endAbort {
+		w.abort()
+		return
+	}
+	w.lingerUntil.Store(time.Now().Add(lingerTime).UnixNano())
+	w.wmu.Lock()
+	if how == endDisc {
+		for i := w.head + w.nstart; i < len(w.items); i++ {
+			w.freeItemLocked(w.items[i])
+		}
+		w.items = w.items[:w.head+w.nstart]
+		w.naks = w.naks[:0]
+	}
+	typ := uint8(msgDisc)
+	if how != endDisc {
+		typ = msgAck
+	}
+	it := w.newItemLocked(typ)
+	it.fin = true
+	w.items = append(w.items, it)
+	w.wmu.Unlock()
+	time.AfterFunc(lingerTime, w.abort)
+	w.kickWriter()
+}
+
+// kickWriter hands the writing to the writer goroutine.
+func (w *tcpWire) kickWriter() {
+	select {
+	case w.kickW <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,411 @@
+package soft
+
+// Writing the TCP wire: a queue of frames (outItems) written with
+// scatter/gather sendmsg, headers filled as they go on the wire (so the
+// grant and ack fields are as fresh as possible). One thread at a time
+// holds the right to write (writing); it never blocks: on a full socket
+// it hands the right to the writer goroutine, which waits in the netpoller.
+
+import (
+	"godat/rdma"
+
+	"golang.org/x/sys/unix"
+)
+
+// zeros pads a read response whose source faulted.
+var zeros = make([]byte, 64<<10)
+
+// outItem is one frame waiting to be written.
+type outItem struct {
+	hdr      [frameHdr]byte
+	tr       [frameHdr]byte // READDONE trailer of a read response
+	f        frame
+	pay      [maxSGE]iov // payload in the consumer's memory (or own)
+	npay     int
+	own      []byte // Go memory behind pay[0] (private data), kept alive
+	payLen   int
+	zeroTail int // payload bytes replaced by zeros after a fault
+	trailer  bool
+	trStatus rdma.WCStatus
+	total    int
+	off      int
+	started  bool
+	fixedAck bool   // the handshake: no ack field
+	fin      bool   // shut the write side down once written
+	acked    bool   // a request the peer acknowledges
+	seq      uint32 // its number among eager or acknowledged requests
+	readResp bool   // a read response: the engine hears when written
+}
+
+// iovs appends iovecs for the unwritten rest of the item to dst and
+// reports how many it added and whether they cover the whole rest.
+func (it *outItem) iovs(dst []iov) (int, bool) {
+	n, at := 0, 0
+	add := func(v iov) bool {
+		l := v.Len
+		if it.off >= at+l {
+			at += l
+			return true
+		}
+		if n == len(dst) {
+			return false
+		}
+		if skip := it.off - at; skip > 0 {
+			v.Base += uintptr(skip)
+			v.Len -= skip
+		}
+		dst[n] = v
+		n++
+		at += l
+		return true
+	}
+	if !add(goIov(it.hdr[:])) {
+		return n, false
+	}
+	for i := 0; i < it.npay; i++ {
+		if !add(it.pay[i]) {
+			return n, false
+		}
+	}
+	for z := it.zeroTail; z > 0; {
+		k := min(z, len(zeros))
+		if !add(goIov(zeros[:k])) {
+			return n, false
+		}
+		z -= k
+	}
+	if it.trailer && !add(goIov(it.tr[:])) {
+		return n, false
+	}
+	return n, true
+}
+
+func (w *tcpWire) newItemLocked(typ uint8) *outItem {
+	var it *outItem
+	if n := len(w.free); n > 0 {
+		it = w.free[n-1]
+		w.free = w.free[:n-1]
+		*it = outItem{}
+	} else {
+		it = &outItem{}
+	}
+	it.f.typ = typ
+	it.total = frameHdr
+	return it
+}
+
+func (w *tcpWire) freeItemLocked(it *outItem) {
+	it.own = nil
+	if len(w.free) < 64 {
+		w.free = append(w.free, it)
+	}
+}
+
+// queueLocked appends a frame whose payload is Go memory (private data).
+func (w *tcpWire) queueLocked(f frame, own []byte) *outItem {
+	it := w.newItemLocked(f.typ)
+	it.f = f
+	it.f.len = uint64(len(own))
+	if len(own) > 0 {
+		it.own = own
+		it.pay[0] = goIov(own)
+		it.npay = 1
+		it.payLen = len(own)
+	}
+	it.total = frameHdr + len(own)
+	w.items = append(w.items, it)
+	return it
+}
+
+func (w *tcpWire) needAckLocked() bool {
+	return w.executed != w.ackSent || w.peerHungry && credit(w.grant.Load()).n() != w.starvedAt
+}
+
+func (w *tcpWire) hasWorkLocked() bool {
+	return !w.broken && (w.head < len(w.items) || len(w.naks) > 0 || w.needAckLocked() || w.needAsk)
+}
+
+// startLocked fills a frame's header as it goes on the wire.
+func (w *tcpWire) startLocked(it *outItem) {
+	it.f.setCredit(credit(w.grant.Load()))
+	if !it.fixedAck {
+		it.f.ack = w.executed
+		w.ackSent = it.f.ack
+	}
+	if w.peerHungry && it.f.grant != w.starvedAt {
+		w.peerHungry = false
+		w.starved.Store(false)
+	}
+	it.f.put(it.hdr[:])
+	if it.trailer {
+		t := frame{typ: msgReadDone, aux: uint32(it.trStatus)}
+		t.put(it.tr[:])
+	}
+	it.started = true
+	w.nstart++
+}
+
+// gatherLocked collects the next iovecs to write into w.wiov.
+func (w *tcpWire) gatherLocked() int {
+	if w.broken {
+		return 0
+	}
+	// A NAK must reach the peer before any header that acknowledges past
+	// it: it goes right after the frames already started (their headers
+	// were filled before the failure was counted).
+	if len(w.naks) > 0 {
+		at := w.head + w.nstart
+		ins := make([]*outItem, 0, len(w.naks))
+		for _, k := range w.naks {
+			it := w.newItemLocked(msgNak)
+			it.f.addr, it.f.aux = uint64(k.k), uint32(k.st)
+			ins = append(ins, it)
+		}
+		w.naks = w.naks[:0]
+		w.items = append(w.items[:at], append(ins, w.items[at:]...)...)
+	}
+	n := 0
+	for i := w.head; i < len(w.items); i++ {
+		it := w.items[i]
+		if !it.started {
+			w.startLocked(it)
+		}
+		k, whole := it.iovs(w.wiov[n:])
+		n += k
+		if !whole {
+			return n
+		}
+	}
+	if w.needAsk {
+		w.needAsk = false
+		it := w.newItemLocked(msgNeed)
+		it.f.aux = w.askAt
+		w.items = append(w.items, it)
+		w.startLocked(it)
+		k, _ := it.iovs(w.wiov[n:])
+		n += k
+	} else if w.needAckLocked() && n < maxGather {
+		it := w.newItemLocked(msgAck)
+		w.items = append(w.items, it)
+		w.startLocked(it)
+		k, _ := it.iovs(w.wiov[n:])
+		n += k
+	}
+	return n
+}
+
+// written is what a write completed, for the engine.
+type written struct {
+	answers int  // read responses completed
+	fin     bool // shut the write side down now
+	respErr bool // a read response's source faulted: our access error
+	fault   *outItem
+}
+
+// advanceLocked accounts for n bytes written.
+func (w *tcpWire) advanceLocked(n int, out *written) {
+	for n > 0 && w.head < len(w.items) {
+		it := w.items[w.head]
+		k := min(n, it.total-it.off)
+		it.off += k
+		n -= k
+		if it.off < it.total {
+			break
+		}
+		if it.readResp {
+			out.answers++
+			out.respErr = out.respErr || it.zeroTail > 0
+		}
+		out.fin = out.fin || it.fin
+		w.items[w.head] = nil
+		w.head++
+		w.nstart--
+		w.freeItemLocked(it)
+	}
+	if w.head == len(w.items) {
+		w.items, w.head = w.items[:0], 0
+	} else if w.head > 64 && w.head > len(w.items)/2 {
+		k := copy(w.items, w.items[w.head:])
+		clear(w.items[k:])
+		w.items, w.head = w.items[:k], 0
+	}
+}
+
+// faultLocked handles EFAULT at the current write position (known exactly
+// in careful mode): a read response is padded with zeros and fails in its
+// trailer (the target's region went: an access error, which ends the
+// connection once written); a payload of ours faulting cannot be undone
+// (its header is out), so the connection breaks (false).
+func (w *tcpWire) faultLocked(out *written) bool {
+	if w.head >= len(w.items) {
+		return false
+	}
+	it := w.items[w.head]
+	p := it.off - frameHdr
+	if p < 0 || p >= it.payLen {
+		return false
+	}
+	if !it.readResp {
+		out.fault = it // the request fails as a local protection error
+		return false
+	}
+	for i, left := 0, p; i < it.npay; i++ {
+		if left < it.pay[i].Len {
+			it.pay[i].Len = left
+			it.npay = i + 1
+			break
+		}
+		left -= it.pay[i].Len
+	}
+	it.zeroTail = it.payLen - p
+	it.trStatus = rdma.WCRemAccessErr
+	t := frame{typ: msgReadDone, aux: uint32(it.trStatus)}
+	t.put(it.tr[:])
+	return true
+}
+
+// flush writes what is queued unless someone else is writing. It never
+// blocks: on a full socket the writer goroutine takes over.
+func (w *tcpWire) flush() {
+	w.wmu.Lock()
+	if w.writing || !w.hasWorkLocked() {
+		w.wmu.Unlock()
+		return
+	}
+	w.writing = true
+	w.wmu.Unlock()
+	w.writeLoop(false)
+}
+
+// writeLoop writes while there is work; the caller holds the right to
+// write. block waits for room (the writer goroutine only).
+func (w *tcpWire) writeLoop(block bool) {
+	for {
+		w.wmu.Lock()
+		n := w.gatherLocked()
+		if n == 0 {
+			w.writing, w.careful = false, false
+			w.wmu.Unlock()
+			return
+		}
+		if w.careful {
+			n = 1
+		}
+		w.wmu.Unlock()
+		k, err := w.sendv(w.wiov[:n], block)
+		var out written
+		w.wmu.Lock()
+		w.advanceLocked(k, &out)
+		ok := err == nil || err == unix.EAGAIN
+		if err == unix.EFAULT {
+			// The kernel drops a whole copy chunk on a fault, so the
+			// failing item is only known when writing one iovec at a time.
+			ok = !w.careful || w.faultLocked(&out)
+			w.careful = true
+		}
+		handoff := ok && err == unix.EAGAIN
+		if !ok {
+			w.broken = true
+		}
+		if !ok || handoff {
+			w.writing = handoff // the writer goroutine keeps the right
+			w.handed = handoff
+		}
+		var fault outItem
+		if out.fault != nil {
+			fault = *out.fault
+		}
+		w.wmu.Unlock()
+		w.report(&out)
+		if out.fault != nil && fault.acked {
+			w.q.wireFault(w.c, fault.seq)
+		}
+		if out.fin {
+			_ = w.sock.CloseWrite()
+		}
+		switch {
+		case !ok:
+			w.abort()
+			return
+		case handoff:
+			w.kickWriter()
+			return
+		}
+	}
+}
+
+// report tells the engine what a write completed (no wire lock held).
+func (w *tcpWire) report(out *written) {
+	q, c := w.q, w.c
+	if q == nil {
+		return // the handshake
+	}
+	for i := 0; i < out.answers; i++ {
+		q.readAnswered(c)
+	}
+	if out.respErr {
+		q.responderFault(c)
+	}
+}
+
+// rawOp is one socket call made through the RawConn with a callback built
+// once per connection, so the data path does not allocate.
+type rawOp struct {
+	v     []iov
+	n     int
+	err   error
+	block bool
+	fn    func(fd uintptr) bool
+}
+
+func (w *tcpWire) initOps() {
+	wo, ro := &w.wop, &w.rop
+	wo.fn = func(fd uintptr) bool {
+		wo.n, wo.err = sendmsgv(int(fd), wo.v)
+		return !(wo.block && wo.err == unix.EAGAIN)
+	}
+	ro.fn = func(fd uintptr) bool {
+		ro.n, ro.err = readv(int(fd), ro.v)
+		return ro.err != unix.EAGAIN
+	}
+	nb := &w.nbop
+	nb.fn = func(fd uintptr) bool {
+		nb.n, nb.err = readv(int(fd), nb.v)
+		return true // never wait: the loop does, in epoll_wait
+	}
+}
+
+// sendv writes with one sendmsg; block waits for room first when the
+// socket is full. Only the holder of the right to write calls it.
+func (w *tcpWire) sendv(v []iov, block bool) (int, error) {
+	o := &w.wop
+	o.v, o.block = v, block
+	werr := w.rc.Write(o.fn)
+	o.v = nil
+	if werr != nil {
+		return 0, werr
+	}
+	return o.n, o.err
+}
+
+// writer is the goroutine that writes when the socket was full (it holds
+// the right handed to it), or when a shutdown queued its last frames.
+func (w *tcpWire) writer() {
+	for {
+		select {
+		case <-w.kickW:
+			w.wmu.Lock()
+			mine := w.handed // handed over by a writer that found the socket full
+			w.handed = false
+			if !mine && !w.writing && w.hasWorkLocked() {
+				w.writing, mine = true, true
+			}
+			w.wmu.Unlock()
+			if mine {
+				w.writeLoop(true)
+			}
+		case <-w.done:
+			return
+		}
+	}
+}
