@@ -12,8 +12,10 @@
 //     of them takes over; a sleeper reads gen before it tries to become the
 //     poller, so a departure between the two makes its futex wait return at
 //     once;
+//   - Seq reads the channel's fd itself when no poller does, so that the
+//     count reflects every notification delivered, waited for or not;
 //   - the Fd (an epoll over the channel's fd and the note eventfd) polls
-//     readable after a notification until a waiter goes to sleep again;
+//     readable after a notification until the next Seq;
 //   - Wake bumps seq before it looks for a poller to kick (kick eventfd),
 //     and a new poller sets poller before it reads seq one last time, so
 //     either Wake sees the poller or the poller sees the new seq.
@@ -115,8 +117,11 @@ static void drain_fd(int fd)
 	}
 }
 
-/* drain reads and acks every pending CQ event; one bump covers them all. */
-static void drain(struct gd_ch *ch)
+/* drain reads and acks every pending CQ event; one bump covers them all.
+ * A waiter's drain sets the Fd's note (it consumed the fd's readiness on
+ * behalf of whoever polls the Fd); Seq's does not (its caller is about to
+ * look at its CQs). */
+static void drain(struct gd_ch *ch, int note)
 {
 	struct ibv_cq *cq;
 	void *ctx;
@@ -129,7 +134,7 @@ static void drain(struct gd_ch *ch)
 	if (!got)
 		return;
 	ADD(&ch->seq, 1);
-	if (__atomic_exchange_n(&ch->noted, 1, __ATOMIC_SEQ_CST) == 0)
+	if (note && __atomic_exchange_n(&ch->noted, 1, __ATOMIC_SEQ_CST) == 0)
 		kick(ch->note);
 	wake_sleepers(ch);
 }
@@ -138,6 +143,22 @@ void gd_ch_reset_note(struct gd_ch *ch)
 {
 	if (__atomic_exchange_n(&ch->noted, 0, __ATOMIC_SEQ_CST))
 		drain_fd(ch->note);
+}
+
+uint32_t gd_ch_seq(struct gd_ch *ch)
+{
+	// The count must reflect every notification already delivered, also
+	// when nobody waits: read the channel unless a poller is on it (it
+	// reads at once). The inside count keeps Destroy from freeing the
+	// channel meanwhile.
+	ADD(&ch->inside, 1);
+	if (!LOAD(&ch->closed)) {
+		gd_ch_reset_note(ch);
+		if (!LOAD(&ch->poller))
+			drain(ch, 0);
+	}
+	ADD(&ch->inside, -1);
+	return LOAD(&ch->seq);
 }
 
 void gd_ch_wake(struct gd_ch *ch)
@@ -184,7 +205,7 @@ static int poll_once(struct gd_ch *ch, int64_t ns)
 	if (fds[1].revents & POLLIN)
 		drain_fd(ch->kick);
 	if (fds[0].revents)
-		drain(ch);
+		drain(ch, 1);
 	return 0;
 }
 
@@ -225,12 +246,8 @@ int gd_ch_wait(struct gd_ch *ch, uint32_t seq, int64_t ns)
 				break;
 		}
 		if (__atomic_compare_exchange_n(&ch->poller, &zero, 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
-			if (LOAD(&ch->seq) == seq && !LOAD(&ch->closed)) {
-				// A waiter about to sleep has seen every notification
-				// so far (its seq is current): the Fd's note is spent.
-				gd_ch_reset_note(ch);
+			if (LOAD(&ch->seq) == seq && !LOAD(&ch->closed))
 				intr = poll_once(ch, left);
-			}
 			STORE(&ch->poller, 0);
 			wake_sleepers(ch); /* one of them takes over */
 		} else {

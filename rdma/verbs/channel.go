@@ -53,8 +53,7 @@ func (d *device) CreateCompChannel() (rdma.CompChannel, error) {
 
 // Fd polls readable after a notification: it is an epoll descriptor over
 // the channel's fd (notifications nobody has read yet) and an eventfd that
-// a waiter who read them sets, and the next waiter that goes to sleep
-// resets (it has seen them: its Seq is current).
+// a waiter who read them sets, and the next Seq resets.
 func (ch *compChannel) Fd() int {
 	if ch.dead.Load() {
 		return -1
@@ -62,10 +61,11 @@ func (ch *compChannel) Fd() int {
 	return ch.fd
 }
 
-func (ch *compChannel) word(p *C.uint32_t) *uint32 { return (*uint32)(unsafe.Pointer(p)) }
-
-// Seq is the channel's generation count: one atomic load.
-func (ch *compChannel) Seq() uint32 { return atomic.LoadUint32(ch.word(&ch.c.seq)) }
+// Seq is the channel's generation count. It reads the channel first (a
+// system call, unless a waiter is polling it): a notification counts as
+// soon as the device delivered it, waited for or not. It resets the Fd's
+// readiness: a notification after this call makes it readable again.
+func (ch *compChannel) Seq() uint32 { return uint32(C.gd_ch_seq(ch.c)) }
 
 // Wait sleeps until Seq differs from seq or d passes; it never spins and
 // reports EINTR from a signal handler.

@@ -302,6 +302,7 @@ struct gd_ch *gd_ch_new(struct ibv_context *ctx, char *msg, int n);
 int gd_ch_wait(struct gd_ch *ch, uint32_t seq, int64_t ns);
 void gd_ch_wake(struct gd_ch *ch);
 void gd_ch_reset_note(struct gd_ch *ch);
+uint32_t gd_ch_seq(struct gd_ch *ch);
 /* gd_ch_close ends every wait and refuses new ones; gd_ch_free frees. */
 void gd_ch_close(struct gd_ch *ch);
 int gd_ch_inside(struct gd_ch *ch);
