@@ -90,7 +90,7 @@ func addr(b []byte) uint64 { return uint64(uintptr(unsafe.Pointer(&b[0]))) }
 
 // pair connects a QP of a new device to one of another, with private data
 // both ways; the passive side's receive is posted before it connects.
-func pair(t *testing.T) (a, b *side, rb []byte, rmr rdma.MR) {
+func pair(t testing.TB) (a, b *side, rb []byte, rmr rdma.MR) {
 	a, b = newSide(t, nil, 1), newSide(t, nil, 2)
 	rb, rmr = b.mem(4096)
 	require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{WRID: 77, SGL: []rdma.SGE{{Addr: addr(rb), Length: 4096, LKey: rmr.LKey()}}}))

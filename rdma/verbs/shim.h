@@ -384,5 +384,8 @@ int gd_cm_notify(struct rdma_cm_id *id, int ev);
 int gd_id_port_num(struct rdma_cm_id *id);
 int gd_probe(struct sockaddr *sa, char *name, int n, int *port, int *active);
 int gd_probe_inline(struct ibv_context *c);
+int gd_noop(void);
+int gd_pingpong(struct gd_qp *qa, struct gd_cq *ca, struct gd_qp *qb, struct gd_cq *cb, uint64_t abuf,
+		uint32_t alkey, uint64_t bbuf, uint32_t blkey, int n);
 
 #endif

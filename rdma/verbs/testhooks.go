@@ -45,3 +45,15 @@ func srqCounts(x any) (fired, emulated int) {
 	defer s.d.mu.Unlock()
 	return s.fired, s.emulated
 }
+
+// cgoNoop is an empty C call (benchmarks: the price of one cgo call).
+func cgoNoop() int { return int(C.gd_noop()) }
+
+// pingPongC runs n 8-byte ping-pongs between two connected QPs on C
+// threads through the shim's post and poll calls (benchmarks: the C path
+// without the Go runtime). Each QP's CQ takes its sends and receives.
+func pingPongC(qa, qb any, abuf, bbuf uint64, alkey, blkey uint32, n int) int {
+	a, b := qa.(*qp), qb.(*qp)
+	return int(C.gd_pingpong(a.c, a.rcq.c, b.c, b.rcq.c, C.uint64_t(abuf), C.uint32_t(alkey),
+		C.uint64_t(bbuf), C.uint32_t(blkey), C.int(n)))
+}
