@@ -57,3 +57,9 @@ func pingPongC(qa, qb any, abuf, bbuf uint64, alkey, blkey uint32, n int) int {
 	return int(C.gd_pingpong(a.c, a.rcq.c, b.c, b.rcq.c, C.uint64_t(abuf), C.uint32_t(alkey),
 		C.uint64_t(bbuf), C.uint32_t(blkey), C.int(n)))
 }
+
+// librariesLoad tells whether libibverbs and librdmacm can be loaded here.
+func librariesLoad() bool {
+	var msg [256]C.char
+	return C.gd_load(&msg[0], C.int(len(msg))) == 0
+}
