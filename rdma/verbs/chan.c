@@ -284,3 +284,8 @@ int gd_ch_destroy(struct gd_ch *ch)
 	close(ch->ep);
 	return 0;
 }
+
+void gd_ch_free(struct gd_ch *ch)
+{
+	free(ch);
+}

@@ -1,7 +1,6 @@
 package verbs
 
 /*
-#include <stdlib.h>
 #include "shim.h"
 */
 import "C"
@@ -11,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"godat/rdma"
 )
@@ -41,7 +39,7 @@ func (d *device) CreateCompChannel() (rdma.CompChannel, error) {
 			return wrapMsg("completion channel", C.GoString(&msg[0]), rdma.ErrNoResources)
 		}
 		out = &compChannel{d: d, c: c, fd: int(c.ep)}
-		runtime.AddCleanup(out, func(c *C.struct_gd_ch) { C.free(unsafe.Pointer(c)) }, c)
+		runtime.AddCleanup(out, func(c *C.struct_gd_ch) { C.gd_ch_free(c) }, c)
 		d.chans[out] = struct{}{}
 		return nil
 	})

@@ -75,3 +75,14 @@ func parseRej(b []byte) (kind byte, priv []byte) {
 	}
 	return b[0], priv
 }
+
+// portOf is the rdma_cm port that serves a service id: its low 16 bits,
+// moved up by 64512 below 1024 (ports an ordinary user cannot bind), as
+// the software TCP transport maps qualifiers to TCP ports.
+func portOf(id uint64) uint16 {
+	p := uint16(id)
+	if p < 1024 {
+		p += 65536 - 1024
+	}
+	return p
+}

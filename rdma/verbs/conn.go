@@ -29,7 +29,6 @@ import (
 	"net/netip"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"godat/rdma"
 )
@@ -121,8 +120,7 @@ func (q *qp) Connect(addr netip.AddrPort, serviceID uint64, priv []byte, timeout
 		d.objs[c.h] = c
 		q.setState(C.GD_QPS_CONN)
 		src, dst := sockaddr(c.local), sockaddr(c.remote)
-		if r := C.gd_cm_resolve_addr(c.id, (*C.struct_sockaddr)(unsafe.Pointer(&src)),
-			(*C.struct_sockaddr)(unsafe.Pointer(&dst)), c.msLeft()); r != 0 {
+		if r := C.gd_cm_resolve_addr(c.id, saPtr(&src), saPtr(&dst), c.msLeft()); r != 0 {
 			d.fail(c, rdma.CMUnreachable, nil)
 			return nil
 		}
@@ -278,7 +276,7 @@ func (d *device) onConn(c *conn, ev *C.struct_gd_cmev) {
 		if q.srq != nil {
 			srq = 1
 		}
-		r := C.gd_cm_connect(c.id, C.uint32_t(q.num), srq, unsafe.Pointer(&c.priv[0]), C.int(len(c.priv)),
+		r := C.gd_cm_connect(c.id, C.uint32_t(q.num), srq, bytesPtr(c.priv), C.int(len(c.priv)),
 			C.int(q.maxRd), C.int(q.maxInit))
 		if r != 0 {
 			d.fail(c, rdma.CMUnreachable, nil)
@@ -376,10 +374,6 @@ func (d *device) breakQP(q *qp) {
 	}
 	c.broken = true
 	d.disconnect(c)
-}
-
-func pdata(ev *C.struct_gd_cmev) []byte {
-	return C.GoBytes(unsafe.Pointer(&ev.pdata[0]), ev.plen)
 }
 
 func cBool(b bool) C.int {

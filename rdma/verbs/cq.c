@@ -319,3 +319,8 @@ int gd_cq_destroy_raw(struct ibv_cq *cq)
 {
 	return gd.destroy_cq(cq);
 }
+
+int gd_cq_bury_ring(struct gd_cq *c, struct gd_ring *r)
+{
+	return gd_cq_bury(c, r, r->kind, 0);
+}

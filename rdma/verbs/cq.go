@@ -9,20 +9,8 @@ import "C"
 import (
 	"fmt"
 	"runtime"
-	"unsafe"
 
 	"godat/rdma"
-)
-
-// The WC layout is shared with C (shim.h struct gd_wc): Poll writes the
-// consumer's slice directly. These fail to compile if the layouts differ.
-var (
-	_ [unsafe.Sizeof(rdma.WC{}) - C.sizeof_struct_gd_wc]struct{}
-	_ [C.sizeof_struct_gd_wc - unsafe.Sizeof(rdma.WC{})]struct{}
-	_ [unsafe.Offsetof(rdma.WC{}.Status) - C.offsetof_gd_wc_status]struct{}
-	_ [C.offsetof_gd_wc_status - unsafe.Offsetof(rdma.WC{}.Status)]struct{}
-	_ [unsafe.Sizeof(rdma.SGE{}) - C.sizeof_struct_ibv_sge]struct{}
-	_ [C.sizeof_struct_ibv_sge - unsafe.Sizeof(rdma.SGE{})]struct{}
 )
 
 // cq is a completion queue (ibv_cq); the C side (cq.c) translates its
@@ -85,7 +73,7 @@ func (c *cq) Poll(wc []rdma.WC) int {
 	if len(wc) == 0 {
 		return 0
 	}
-	return int(C.gd_cq_poll(c.c, (*C.struct_gd_wc)(unsafe.Pointer(&wc[0])), C.int(len(wc))))
+	return int(C.gd_cq_poll(c.c, wcPtr(wc), C.int(len(wc))))
 }
 
 // Arm requests a notification for the next completion (ibv_req_notify_cq).

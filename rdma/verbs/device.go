@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"godat/rdma"
 )
@@ -102,7 +101,7 @@ func (d *device) init() error {
 		return wrap("rdma_create_id", errnoOf(r, nil))
 	}
 	sa := sockaddr(netip.AddrPortFrom(d.addr, 0))
-	if r := C.gd_cm_bind(d.anchor, (*C.struct_sockaddr)(unsafe.Pointer(&sa))); r != 0 {
+	if r := C.gd_cm_bind(d.anchor, saPtr(&sa)); r != 0 {
 		C.gd_cm_destroy_id(d.anchor)
 		d.anchor = nil
 		return fmt.Errorf("verbs: no RDMA device has address %s: %w", d.addr, wrap("rdma_bind_addr", errnoOf(r, nil)))

@@ -4,7 +4,6 @@ import (
 	"net/netip"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -79,14 +78,12 @@ func (s *side) wc(n int) []rdma.WC {
 func (s *side) mem(n int) ([]byte, rdma.MR) {
 	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
 	require.NoError(s.t, err)
-	mr, err := s.pd.RegMR(uint64(uintptr(unsafe.Pointer(&b[0]))), uint64(n),
+	mr, err := s.pd.RegMR(addr(b), uint64(n),
 		rdma.AccessLocalWrite|rdma.AccessRemoteWrite|rdma.AccessRemoteRead)
 	require.NoError(s.t, err)
 	s.t.Cleanup(func() { _ = unix.Munmap(b) })
 	return b, mr
 }
-
-func addr(b []byte) uint64 { return uint64(uintptr(unsafe.Pointer(&b[0]))) }
 
 // pair connects a QP of a new device to one of another, with private data
 // both ways; the passive side's receive is posted before it connects.

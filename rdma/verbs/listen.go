@@ -16,7 +16,6 @@ import "C"
 import (
 	"fmt"
 	"net/netip"
-	"unsafe"
 
 	"godat/rdma"
 )
@@ -77,7 +76,7 @@ func (d *device) Listen(x rdma.CMChannel, serviceID uint64, any bool, backlog in
 			return wrap("rdma_create_id", errnoOf(r, nil))
 		}
 		sa := sockaddr(netip.AddrPortFrom(d.addr, port))
-		r := C.gd_cm_bind(p.id, (*C.struct_sockaddr)(unsafe.Pointer(&sa)))
+		r := C.gd_cm_bind(p.id, saPtr(&sa))
 		if r == 0 {
 			r = C.gd_cm_listen(p.id, cmBacklog)
 		}
@@ -162,7 +161,7 @@ func (d *device) onRequest(ev *C.struct_gd_cmev) {
 	}
 	if l == nil || l.dead || l.pending >= l.backlog {
 		hdr := rejHeader(rejRefused, nil)
-		C.gd_cm_reject(id, unsafe.Pointer(&hdr[0]), C.int(len(hdr)))
+		C.gd_cm_reject(id, bytesPtr(hdr), C.int(len(hdr)))
 		C.gd_cm_destroy_id(id)
 		return
 	}
@@ -237,7 +236,7 @@ func (r *connReq) Accept(x rdma.QP, priv []byte) error {
 		hdr := repHeader(priv)
 		rr := C.gd_cm_ready(c.id, q.ibqp, C.int(resp), C.int(init), cBool(d.ib))
 		if rr == 0 {
-			rr = C.gd_cm_accept(c.id, C.uint32_t(q.num), srq, unsafe.Pointer(&hdr[0]), C.int(len(hdr)),
+			rr = C.gd_cm_accept(c.id, C.uint32_t(q.num), srq, bytesPtr(hdr), C.int(len(hdr)),
 				C.int(resp), C.int(init))
 		}
 		if rr != 0 {
@@ -269,7 +268,7 @@ func (r *connReq) Reject(reason rdma.RejectReason, priv []byte) error {
 		}
 		r.answerLocked()
 		hdr := rejHeader(kind, priv)
-		C.gd_cm_reject(r.id, unsafe.Pointer(&hdr[0]), C.int(len(hdr)))
+		C.gd_cm_reject(r.id, bytesPtr(hdr), C.int(len(hdr)))
 		C.gd_cm_destroy_id(r.id)
 		r.id = nil
 		return nil
@@ -283,7 +282,7 @@ func (r *connReq) refuseLocked() {
 	}
 	r.answerLocked()
 	hdr := rejHeader(rejRefused, nil)
-	C.gd_cm_reject(r.id, unsafe.Pointer(&hdr[0]), C.int(len(hdr)))
+	C.gd_cm_reject(r.id, bytesPtr(hdr), C.int(len(hdr)))
 	C.gd_cm_destroy_id(r.id)
 	r.id = nil
 }

@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"godat/rdma"
 )
@@ -26,7 +25,7 @@ func probe(addr netip.Addr) (dev string, port int, active bool, err error) {
 	sa := sockaddr(netip.AddrPortFrom(addr, 0))
 	var name [64]C.char
 	var p, act C.int
-	if r := C.gd_probe((*C.struct_sockaddr)(unsafe.Pointer(&sa)), &name[0], C.int(len(name)), &p, &act); r != 0 {
+	if r := C.gd_probe(saPtr(&sa), &name[0], C.int(len(name)), &p, &act); r != 0 {
 		return "", 0, false, wrap("rdma_bind_addr "+addr.String(), errnoOf(r, nil))
 	}
 	return C.GoString(&name[0]), int(p), act != 0, nil

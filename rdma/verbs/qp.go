@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/netip"
 	"runtime"
-	"unsafe"
 
 	"godat/rdma"
 )
@@ -252,12 +251,8 @@ func (q *qp) PostSend(wr *rdma.SendWR) error {
 			return rdma.ErrInvalid
 		}
 	}
-	var sgl *C.struct_ibv_sge
-	if n > 0 {
-		sgl = (*C.struct_ibv_sge)(unsafe.Pointer(&wr.SGL[0]))
-	}
 	r := C.gd_post_send(q.c, C.uint64_t(wr.WRID), C.uint64_t(wr.RemoteAddr), C.uint32_t(wr.RKey), C.uint32_t(wr.Imm),
-		C.int(wr.Opcode), C.int(wr.Flags), sgl, C.int(n))
+		C.int(wr.Opcode), C.int(wr.Flags), sgePtr(wr.SGL), C.int(n))
 	if r != 0 {
 		return postErr(r)
 	}
@@ -276,11 +271,7 @@ func (q *qp) PostRecv(wr *rdma.RecvWR) error {
 	if n > q.cap.MaxRecvSGE {
 		return rdma.ErrInvalid
 	}
-	var sgl *C.struct_ibv_sge
-	if n > 0 {
-		sgl = (*C.struct_ibv_sge)(unsafe.Pointer(&wr.SGL[0]))
-	}
-	if r := C.gd_post_recv(q.c, C.uint64_t(wr.WRID), sgl, C.int(n)); r != 0 {
+	if r := C.gd_post_recv(q.c, C.uint64_t(wr.WRID), sgePtr(wr.SGL), C.int(n)); r != 0 {
 		return postErr(r)
 	}
 	return nil
@@ -336,9 +327,9 @@ func (q *qp) Reset() error {
 		if r := C.gd_qp_retire(q.c, &osq, &orq); r != 0 {
 			return wrap("reset", errnoOf(r, nil))
 		}
-		C.gd_cq_bury(q.scq.c, unsafe.Pointer(osq), C.GD_SLOT_SEND, C.uint32_t(q.num))
+		C.gd_cq_bury_ring(q.scq.c, osq)
 		if orq != nil {
-			C.gd_cq_bury(q.rcq.c, unsafe.Pointer(orq), C.GD_SLOT_RECV, C.uint32_t(q.num))
+			C.gd_cq_bury_ring(q.rcq.c, orq)
 		}
 		if r := C.gd_modify_state(q.ibqp, C.IBV_QPS_RESET); r != 0 {
 			return wrap("ibv_modify_qp to RESET", errnoOf(r, nil))

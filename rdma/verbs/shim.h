@@ -278,6 +278,8 @@ struct gd_cq *gd_cq_new(struct ibv_cq *cq);
 int gd_cq_poll(struct gd_cq *c, struct gd_wc *out, int n);
 int gd_cq_arm(struct gd_cq *c, int solicited);
 int gd_cq_bury(struct gd_cq *c, void *owner, int kind, uint32_t qpn);
+/* gd_cq_bury_ring buries a ring retired by a reset. */
+int gd_cq_bury_ring(struct gd_cq *c, struct gd_ring *r);
 /* gd_cq_pump moves completions into the stash (graceful disconnects). */
 int gd_cq_pump(struct gd_cq *c);
 int gd_cq_destroy(struct gd_cq *c);
@@ -307,6 +309,7 @@ uint32_t gd_ch_seq(struct gd_ch *ch);
 void gd_ch_close(struct gd_ch *ch);
 int gd_ch_inside(struct gd_ch *ch);
 int gd_ch_destroy(struct gd_ch *ch);
+void gd_ch_free(struct gd_ch *ch);
 
 /* ---- connection manager (cm.c) ---- */
 

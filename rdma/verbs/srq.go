@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"runtime"
 	"syscall"
-	"unsafe"
 
 	"godat/rdma"
 )
@@ -100,11 +99,7 @@ func (s *srq) PostRecv(wr *rdma.RecvWR) error {
 	if n > s.sge {
 		return rdma.ErrInvalid
 	}
-	var sgl *C.struct_ibv_sge
-	if n > 0 {
-		sgl = (*C.struct_ibv_sge)(unsafe.Pointer(&wr.SGL[0]))
-	}
-	if r := C.gd_post_srq_recv(s.c, C.uint64_t(wr.WRID), sgl, C.int(n)); r != 0 {
+	if r := C.gd_post_srq_recv(s.c, C.uint64_t(wr.WRID), sgePtr(wr.SGL), C.int(n)); r != 0 {
 		return postErr(r)
 	}
 	return nil

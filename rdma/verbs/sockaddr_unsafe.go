@@ -13,6 +13,9 @@ import (
 	"unsafe"
 )
 
+// The C views of Go values: the only unsafe code of the backend besides
+// cgo_unsafe.go.
+
 // sockaddr is ap as a struct sockaddr_in or sockaddr_in6 (IPv4-mapped IPv6
 // addresses become IPv4: rdma_cm resolves RoCE v2 and iWARP by IPv4).
 func sockaddr(ap netip.AddrPort) C.struct_sockaddr_storage {
@@ -57,13 +60,7 @@ func addrPort(sa *C.struct_sockaddr_storage) netip.AddrPort {
 	return netip.AddrPort{}
 }
 
-// portOf is the rdma_cm port that serves a service id: its low 16 bits,
-// moved up by 64512 below 1024 (ports an ordinary user cannot bind), as
-// the software TCP transport maps qualifiers to TCP ports.
-func portOf(id uint64) uint16 {
-	p := uint16(id)
-	if p < 1024 {
-		p += 65536 - 1024
-	}
-	return p
+// saPtr is sa as the struct sockaddr * the rdma_cm calls take.
+func saPtr(sa *C.struct_sockaddr_storage) *C.struct_sockaddr {
+	return (*C.struct_sockaddr)(unsafe.Pointer(sa))
 }
