@@ -5,13 +5,21 @@ package verbs
 */
 import "C"
 
-import "godat/rdma"
+import (
+	"fmt"
+	"os"
+
+	"godat/rdma"
+)
 
 // onAsync maps an asynchronous event of the device's context
 // (ibv_get_async_event) to the contract's, naming the object by the
 // context the backend gave it.
 func (d *device) onAsync(ev *C.struct_gd_aev) {
 	h := uint64(ev.handle)
+	if trace {
+		fmt.Fprintf(os.Stderr, "verbs: %s: asynchronous event %d (object %#x, port %d)\n", d.attr.Name, int(ev._type), h, int(ev.port))
+	}
 	switch ev._type {
 	case C.IBV_EVENT_QP_FATAL, C.IBV_EVENT_QP_REQ_ERR, C.IBV_EVENT_QP_ACCESS_ERR:
 		q, _ := d.objs[h].(*qp)

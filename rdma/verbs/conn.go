@@ -279,7 +279,9 @@ func (d *device) onConn(c *conn, ev *C.struct_gd_cmev) {
 		r := C.gd_cm_connect(c.id, C.uint32_t(q.num), srq, bytesPtr(c.priv), C.int(len(c.priv)),
 			C.int(q.maxRd), C.int(q.maxInit))
 		if r != 0 {
-			d.fail(c, rdma.CMUnreachable, nil)
+			// iWARP connects its TCP stream within the call: nobody
+			// listening is a refusal there.
+			d.fail(c, connectFailure(int(r)), nil)
 			return
 		}
 		c.phase = phConnecting
@@ -327,11 +329,8 @@ func (d *device) onConn(c *conn, ev *C.struct_gd_cmev) {
 			d.fail(c, rdma.CMAcceptError, nil)
 		case c.phase == phResolving || c.phase == phConnecting:
 			t := rdma.CMUnreachable
-			switch syscall.Errno(max(status, -status)) {
-			case syscall.ETIMEDOUT:
-				t = rdma.CMTimedOut
-			case syscall.ECONNREFUSED:
-				t = rdma.CMRefused // iWARP: nobody listens on the port (TCP reset)
+			if ev.event == C.RDMA_CM_EVENT_UNREACHABLE || syscall.Errno(max(status, -status)) == syscall.ECONNREFUSED {
+				t = connectFailure(status)
 			}
 			d.fail(c, t, nil)
 		default:
@@ -374,6 +373,19 @@ func (d *device) breakQP(q *qp) {
 	}
 	c.broken = true
 	d.disconnect(c)
+}
+
+// connectFailure is the CM event of a connect that failed with errno e
+// (either sign): a timeout, a refusal (iWARP: nobody listens on the port,
+// the TCP connection was reset), else unreachable.
+func connectFailure(e int) rdma.CMEventType {
+	switch syscall.Errno(max(e, -e)) {
+	case syscall.ETIMEDOUT:
+		return rdma.CMTimedOut
+	case syscall.ECONNREFUSED:
+		return rdma.CMRefused
+	}
+	return rdma.CMUnreachable
 }
 
 func cBool(b bool) C.int {

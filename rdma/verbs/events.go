@@ -6,6 +6,9 @@ package verbs
 import "C"
 
 import (
+	"fmt"
+	"os"
+
 	"godat/rdma"
 )
 
@@ -79,8 +82,17 @@ func (d *device) deliver(evs []rdma.AsyncEvent) {
 	}
 }
 
+// trace, from GODAT_VERBS_TRACE=1, writes every rdma_cm and asynchronous
+// event to standard error: what a device really reports, for diagnosing a
+// device or a fabric.
+var trace = os.Getenv("GODAT_VERBS_TRACE") == "1"
+
 // onCM dispatches an rdma_cm event to the object its id names.
 func (d *device) onCM(ev *C.struct_gd_cmev) {
+	if trace {
+		fmt.Fprintf(os.Stderr, "verbs: %s: rdma_cm event %d status %d (id %#x, listener %#x, %d bytes of private data)\n",
+			d.attr.Name, int(ev.event), int(ev.status), uint64(ev.handle), uint64(ev.listen_handle), int(ev.plen))
+	}
 	if ev.event == C.RDMA_CM_EVENT_CONNECT_REQUEST {
 		d.onRequest(ev)
 		return
