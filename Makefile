@@ -146,8 +146,14 @@ check-verbs:
 
 # What the guest runs, built on the host; check-verbs makes it once the VM's
 # packages (libibverbs-dev, librdmacm-dev) are in.
-verbs-guest: $(B)/vm/verbs_smoke
+verbs-guest: $(B)/vm/verbs_smoke $(B)/vm/verbs.test
 	@:
+
+# The verbs backend's tests (rdma/verbs, with the rdmatest suite), run by
+# the guest's go_verbs step.
+$(B)/vm/verbs.test: $(GOSRC)
+	@mkdir -p $(B)/vm
+	$(GO) test -c -o $@ ./rdma/verbs
 
 $(B)/vm/verbs_smoke: vm/smoke/verbs_smoke.c
 	@mkdir -p $(B)/vm

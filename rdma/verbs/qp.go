@@ -1,0 +1,389 @@
+package verbs
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"net/netip"
+	"runtime"
+
+	"godat/rdma"
+)
+
+// The post calls pass the contract's flag bits and opcodes through: they
+// are the shim's (and verbs') numbering. These fail to compile otherwise.
+var (
+	_ [rdma.SendFence - C.GD_SF_FENCE]struct{}
+	_ [C.GD_SF_FENCE - rdma.SendFence]struct{}
+	_ [rdma.SendSignaled - C.GD_SF_SIGNALED]struct{}
+	_ [C.GD_SF_SIGNALED - rdma.SendSignaled]struct{}
+	_ [rdma.SendSolicited - C.GD_SF_SOLICITED]struct{}
+	_ [C.GD_SF_SOLICITED - rdma.SendSolicited]struct{}
+	_ [rdma.SendInline - C.GD_SF_INLINE]struct{}
+	_ [C.GD_SF_INLINE - rdma.SendInline]struct{}
+	_ [rdma.WRRDMARead - C.GD_WR_RDMA_READ]struct{}
+	_ [C.GD_WR_RDMA_READ - rdma.WRRDMARead]struct{}
+	_ [rdma.WRSend - C.GD_WR_SEND]struct{}
+	_ [C.GD_WR_SEND - rdma.WRSend]struct{}
+)
+
+// defaultWR and defaultSGE are the capacities of a QP created with zeros.
+const (
+	defaultWR  = 64
+	defaultSGE = 4
+)
+
+// qp is a reliable-connected queue pair: an ibv_qp of the device's own
+// context, created in Init, with its connection (conn.go) on an rdma_cm_id
+// that carries its number.
+type qp struct {
+	rdma.QPDefaults
+	d    *device
+	c    *C.struct_gd_qp
+	ibqp *C.struct_ibv_qp
+	num  uint32
+	h    uint64
+	ctx  uint64
+	cm   *cmChannel
+	pd   *pd
+	scq  *cq
+	rcq  *cq
+	srq  *srq
+	cap  rdma.QPCap
+	// maxRd and maxInit are the responder resources and initiator depth
+	// this QP offers (QPInitAttr.MaxRdAtomic, MaxInitRdAtomic).
+	maxRd, maxInit int
+
+	// Under d.mu:
+	dead    bool
+	conn    *conn // the connection or attempt since the last Reset
+	lastWQE bool  // AsyncQPLastWQE raised since the QP last left Init
+}
+
+// CreateQP creates an RC queue pair in Init (ibv_create_qp, then INIT with
+// the port and partition of the device's address).
+func (d *device) CreateQP(a rdma.QPInitAttr) (rdma.QP, error) {
+	var out *qp
+	var err error
+	err = d.locked(func() error {
+		out, err = d.createQPLocked(a)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (d *device) createQPLocked(a rdma.QPInitAttr) (*qp, error) {
+	p, err := d.pdOf(a.PD)
+	if err != nil {
+		return nil, err
+	}
+	scq, err := d.cqOf(a.SendCQ, "send")
+	if err != nil {
+		return nil, err
+	}
+	rcq, err := d.cqOf(a.RecvCQ, "receive")
+	if err != nil {
+		return nil, err
+	}
+	var s *srq
+	if a.SRQ != nil {
+		if s, err = d.srqOf(a.SRQ); err != nil {
+			return nil, err
+		}
+	}
+	cm, err := d.cmChanOf(a.CM)
+	if err != nil {
+		return nil, err
+	}
+	c := a.Cap
+	def := func(v *int, dflt int) {
+		if *v == 0 {
+			*v = dflt
+		}
+	}
+	def(&c.MaxSendWR, min(defaultWR, d.attr.MaxQPWR))
+	def(&c.MaxRecvWR, min(defaultWR, d.attr.MaxQPWR))
+	def(&c.MaxSendSGE, min(defaultSGE, d.attr.MaxSGE))
+	def(&c.MaxRecvSGE, min(defaultSGE, d.attr.MaxSGE))
+	at := d.attr
+	switch {
+	case c.MaxSendWR < 0 || c.MaxSendWR > at.MaxQPWR, c.MaxRecvWR < 0 || c.MaxRecvWR > at.MaxQPWR:
+		return nil, fmt.Errorf("verbs: QP work requests %d/%d (the device allows %d): %w", c.MaxSendWR, c.MaxRecvWR, at.MaxQPWR, rdma.ErrInvalid)
+	case c.MaxSendSGE < 0 || c.MaxSendSGE > at.MaxSGE, c.MaxRecvSGE < 0 || c.MaxRecvSGE > at.MaxSGE:
+		return nil, fmt.Errorf("verbs: QP SGEs %d/%d (the device allows %d): %w", c.MaxSendSGE, c.MaxRecvSGE, at.MaxSGE, rdma.ErrInvalid)
+	case c.MaxInlineData < 0 || c.MaxInlineData > at.MaxInline:
+		return nil, fmt.Errorf("verbs: QP inline data %d (the device allows %d): %w", c.MaxInlineData, at.MaxInline, rdma.ErrInvalid)
+	case a.MaxRdAtomic < 0 || a.MaxRdAtomic > at.MaxQPRdAtom, a.MaxInitRdAtomic < 0 || a.MaxInitRdAtomic > at.MaxQPInitRdAtom:
+		return nil, fmt.Errorf("verbs: QP RDMA read depths %d/%d (the device allows %d/%d): %w",
+			a.MaxRdAtomic, a.MaxInitRdAtomic, at.MaxQPRdAtom, at.MaxQPInitRdAtom, rdma.ErrInvalid)
+	}
+	// One send slot more than asked for the marker of a graceful
+	// disconnect (qp.c), when the device has room for it.
+	sendWR := c.MaxSendWR
+	marker := sendWR < at.MaxQPWR
+	if marker {
+		sendWR++
+	}
+	var ia C.struct_ibv_qp_init_attr
+	ia.send_cq = scq.c.cq
+	ia.recv_cq = rcq.c.cq
+	if s != nil {
+		ia.srq = s.c.srq
+	}
+	ia.qp_type = C.IBV_QPT_RC
+	if a.SigAll {
+		ia.sq_sig_all = 1
+	}
+	ia.cap.max_send_wr = C.uint32_t(sendWR)
+	ia.cap.max_recv_wr = C.uint32_t(c.MaxRecvWR)
+	ia.cap.max_send_sge = C.uint32_t(c.MaxSendSGE)
+	ia.cap.max_recv_sge = C.uint32_t(c.MaxRecvSGE)
+	ia.cap.max_inline_data = C.uint32_t(c.MaxInlineData)
+	if s != nil {
+		ia.cap.max_recv_wr, ia.cap.max_recv_sge = 0, 0
+	}
+	h := newHandle()
+	ibqp, cerr := C.gd_create_qp(p.c, &ia, C.uint64_t(h))
+	if ibqp == nil {
+		return nil, wrap("ibv_create_qp", errnoOf(-1, cerr))
+	}
+	if r := C.gd_qp_init(d.anchor, ibqp); r != 0 {
+		C.gd_destroy_qp(ibqp)
+		return nil, wrap("ibv_modify_qp to INIT", errnoOf(r, nil))
+	}
+	granted := rdma.QPCap{MaxSendWR: int(ia.cap.max_send_wr), MaxRecvWR: int(ia.cap.max_recv_wr),
+		MaxSendSGE: int(ia.cap.max_send_sge), MaxRecvSGE: int(ia.cap.max_recv_sge), MaxInlineData: int(ia.cap.max_inline_data)}
+	if marker {
+		granted.MaxSendWR--
+	}
+	if s != nil {
+		granted.MaxRecvWR, granted.MaxRecvSGE = 0, 0
+	}
+	var pool *C.struct_gd_pool
+	if s != nil {
+		pool = s.c.pool
+	}
+	// The send ring has a slot for the marker even where the device had
+	// no room for it (the marker's post then fails and the drain waits
+	// for the last request's completion instead).
+	gq := C.gd_qp_new(d.c, ibqp, C.uint64_t(h), C.int(granted.MaxSendWR+1), C.int(granted.MaxRecvWR),
+		C.int(granted.MaxSendSGE), C.int(granted.MaxRecvSGE), pool)
+	if gq == nil {
+		C.gd_destroy_qp(ibqp)
+		return nil, fmt.Errorf("verbs: QP slots: %w", rdma.ErrNoResources)
+	}
+	q := &qp{d: d, c: gq, ibqp: ibqp, num: uint32(ibqp.qp_num), h: h, ctx: a.Context, cm: cm, pd: p,
+		scq: scq, rcq: rcq, srq: s, cap: granted, maxRd: a.MaxRdAtomic, maxInit: a.MaxInitRdAtomic}
+	if q.maxRd == 0 {
+		q.maxRd = at.MaxQPRdAtom
+	}
+	if q.maxInit == 0 {
+		q.maxInit = at.MaxQPInitRdAtom
+	}
+	runtime.AddCleanup(q, func(c *C.struct_gd_qp) { C.gd_qp_put(c) }, gq)
+	p.refs++
+	scq.refs++
+	rcq.refs++
+	if s != nil {
+		s.refs++
+	}
+	d.qps[q] = struct{}{}
+	d.objs[h] = q
+	return q, nil
+}
+
+// Num is the queue pair number.
+func (q *qp) Num() uint32 { return q.num }
+
+// Cap is the capacities granted.
+func (q *qp) Cap() rdma.QPCap { return q.cap }
+
+// State is the QP's state: the one the backend moved it to, unless the
+// device put it in Error by itself (ibv_query_qp); a destroyed QP reports
+// Error. (iWARP devices report states of their own: siw says Reset for a
+// connected QP, so the device's word is taken for Error only.)
+func (q *qp) State() rdma.QPState {
+	q.d.mu.Lock()
+	defer q.d.mu.Unlock()
+	if q.dead {
+		return rdma.QPSErr
+	}
+	hw := C.gd_query_state(q.ibqp)
+	if hw == C.IBV_QPS_ERR {
+		return rdma.QPSErr
+	}
+	switch C.gd_qp_state(q.c) {
+	case C.GD_QPS_INIT:
+		return rdma.QPSInit
+	case C.GD_QPS_CONN:
+		if hw == C.IBV_QPS_RTR || hw == C.IBV_QPS_RTS {
+			return rdma.QPState(hw)
+		}
+		return rdma.QPSInit
+	case C.GD_QPS_RTS:
+		if hw == C.IBV_QPS_SQD || hw == C.IBV_QPS_SQE {
+			return rdma.QPState(hw)
+		}
+		return rdma.QPSRTS
+	}
+	return rdma.QPSErr
+}
+
+// PostSend appends a send-queue request (ibv_post_send): one C call, no
+// allocation.
+func (q *qp) PostSend(wr *rdma.SendWR) error {
+	n := len(wr.SGL)
+	if n > q.cap.MaxSendSGE || wr.Opcode > rdma.WRRDMARead || (wr.Opcode == rdma.WRRDMARead && n > q.d.maxSGERd) {
+		return rdma.ErrInvalid
+	}
+	if wr.Flags&rdma.SendInline != 0 {
+		total := 0
+		for i := range wr.SGL {
+			total += int(wr.SGL[i].Length)
+		}
+		if total > q.cap.MaxInlineData {
+			return rdma.ErrInvalid
+		}
+	}
+	r := C.gd_post_send(q.c, C.uint64_t(wr.WRID), C.uint64_t(wr.RemoteAddr), C.uint32_t(wr.RKey), C.uint32_t(wr.Imm),
+		C.int(wr.Opcode), C.int(wr.Flags), sgePtr(wr.SGL), C.int(n))
+	if r != 0 {
+		return postErr(r)
+	}
+	return nil
+}
+
+// PostRecv appends a receive (ibv_post_recv): one C call, no allocation.
+func (q *qp) PostRecv(wr *rdma.RecvWR) error {
+	n := len(wr.SGL)
+	if q.srq != nil {
+		if C.gd_qp_dead(q.c) != 0 {
+			return rdma.ErrClosed
+		}
+		return rdma.ErrState
+	}
+	if n > q.cap.MaxRecvSGE {
+		return rdma.ErrInvalid
+	}
+	if r := C.gd_post_recv(q.c, C.uint64_t(wr.WRID), sgePtr(wr.SGL), C.int(n)); r != 0 {
+		return postErr(r)
+	}
+	return nil
+}
+
+// LocalAddr is the connection's local address and port.
+func (q *qp) LocalAddr() netip.AddrPort {
+	q.d.mu.Lock()
+	defer q.d.mu.Unlock()
+	if q.conn == nil {
+		return netip.AddrPort{}
+	}
+	return q.conn.local
+}
+
+// RemoteAddr is the connection's remote address and port.
+func (q *qp) RemoteAddr() netip.AddrPort {
+	q.d.mu.Lock()
+	defer q.d.mu.Unlock()
+	if q.conn == nil {
+		return netip.AddrPort{}
+	}
+	return q.conn.remote
+}
+
+// setState records the state the post calls check.
+func (q *qp) setState(st C.int) { C.gd_qp_set_state(q.c, st) }
+
+// toError puts the QP in Error (flushing what it holds) and records it.
+func (q *qp) toError() {
+	q.setState(C.GD_QPS_ERR)
+	C.gd_modify_state(q.ibqp, C.IBV_QPS_ERR)
+	q.raiseLastWQE()
+}
+
+// Reset takes a QP in Error back to Init, unconnected and empty.
+func (q *qp) Reset() error {
+	return q.d.locked(func() error {
+		if q.dead {
+			return rdma.ErrClosed
+		}
+		if q.conn == nil {
+			return nil // Init
+		}
+		if C.gd_qp_state(q.c) != C.GD_QPS_ERR {
+			return rdma.ErrState
+		}
+		q.conn.end()
+		q.conn = nil
+		// The flushes of the old connection may still be in the CQs:
+		// their slots stay (buried) and new requests take new ones.
+		var osq, orq *C.struct_gd_ring
+		if r := C.gd_qp_retire(q.c, &osq, &orq); r != 0 {
+			return wrap("reset", errnoOf(r, nil))
+		}
+		C.gd_cq_bury_ring(q.scq.c, osq)
+		if orq != nil {
+			C.gd_cq_bury_ring(q.rcq.c, orq)
+		}
+		if r := C.gd_modify_state(q.ibqp, C.IBV_QPS_RESET); r != 0 {
+			return wrap("ibv_modify_qp to RESET", errnoOf(r, nil))
+		}
+		if r := C.gd_qp_init(q.d.anchor, q.ibqp); r != 0 {
+			return wrap("ibv_modify_qp to INIT", errnoOf(r, nil))
+		}
+		q.setState(C.GD_QPS_INIT)
+		q.lastWQE = false
+		return nil
+	})
+}
+
+// Destroy frees the QP (ibv_destroy_qp); a connection ends abruptly
+// (rdma_destroy_id tells the peer) and nothing more completes.
+func (q *qp) Destroy() error {
+	return q.d.locked(func() error {
+		if q.dead {
+			return rdma.ErrClosed
+		}
+		q.destroyLocked()
+		return nil
+	})
+}
+
+func (q *qp) destroyLocked() {
+	if q.dead {
+		return
+	}
+	q.dead = true
+	if q.conn != nil {
+		q.conn.end()
+		q.conn = nil
+	}
+	C.gd_qp_kill(q.c, q.scq.c, q.rcq.c)
+	q.pd.refs--
+	q.scq.refs--
+	q.rcq.refs--
+	if q.srq != nil {
+		q.srq.refs--
+	}
+	delete(q.d.qps, q)
+	delete(q.d.objs, q.h)
+	delete(q.d.draining, q)
+}
+
+// qpOf is the QP of this device behind an rdma.QP.
+func (d *device) qpOf(x rdma.QP) (*qp, error) {
+	q, ok := x.(*qp)
+	switch {
+	case !ok || q == nil || q.d != d:
+		return nil, fmt.Errorf("verbs: a QP of another device: %w", rdma.ErrInvalid)
+	case q.dead:
+		return nil, rdma.ErrClosed
+	}
+	return q, nil
+}

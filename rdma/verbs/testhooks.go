@@ -1,0 +1,65 @@
+package verbs
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+// Hooks for the package's tests, which cannot use cgo themselves (go test
+// forbids import "C" in _test.go files): they reach the C side for them.
+
+// qpTimeouts reads a QP's ack timeout exponent, retry count and RNR retry
+// count (ibv_query_qp).
+func qpTimeouts(x any) (timeout, retry, rnr int, ok bool) {
+	q, _ := x.(*qp)
+	if q == nil {
+		return 0, 0, 0, false
+	}
+	var t, r, n C.int
+	if C.gd_query_timeouts(q.ibqp, &t, &r, &n) != 0 {
+		return 0, 0, 0, false
+	}
+	return int(t), int(r), int(n), true
+}
+
+// killQPSilently destroys a QP's verbs object behind the CM's back: to its
+// peer it looks like a host that died (no disconnect request is sent).
+func killQPSilently(x any) bool {
+	q, _ := x.(*qp)
+	if q == nil {
+		return false
+	}
+	q.d.mu.Lock()
+	defer q.d.mu.Unlock()
+	return C.gd_modify_state(q.ibqp, C.IBV_QPS_RESET) == 0
+}
+
+// srqCounts are the limit events the device raised and those the backend
+// raised at arming.
+func srqCounts(x any) (fired, emulated int) {
+	s, _ := x.(*srq)
+	if s == nil {
+		return -1, -1
+	}
+	s.d.mu.Lock()
+	defer s.d.mu.Unlock()
+	return s.fired, s.emulated
+}
+
+// cgoNoop is an empty C call (benchmarks: the price of one cgo call).
+func cgoNoop() int { return int(C.gd_noop()) }
+
+// pingPongC runs n 8-byte ping-pongs between two connected QPs on C
+// threads through the shim's post and poll calls (benchmarks: the C path
+// without the Go runtime). Each QP's CQ takes its sends and receives.
+func pingPongC(qa, qb any, abuf, bbuf uint64, alkey, blkey uint32, n int) int {
+	a, b := qa.(*qp), qb.(*qp)
+	return int(C.gd_pingpong(a.c, a.rcq.c, b.c, b.rcq.c, C.uint64_t(abuf), C.uint32_t(alkey),
+		C.uint64_t(bbuf), C.uint32_t(blkey), C.int(n)))
+}
+
+// librariesLoad tells whether libibverbs and librdmacm can be loaded here.
+func librariesLoad() bool {
+	var msg [256]C.char
+	return C.gd_load(&msg[0], C.int(len(msg))) == 0
+}
