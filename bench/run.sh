@@ -249,4 +249,23 @@ tcp_rows
 echo
 echo "Receive-buffer memory, N connections, own receive queues (rq) vs one SRQ:"
 timeout 300 "$B/srq_mem" godat-shm | sed 's/^/  /' || { note "srq_mem failed"; failed=1; }
+
+# An empty dat_evd_dequeue against the connections feeding the EVD (issue
+# 12): one poll of the EVD's completion queue, whatever their number.
+echo
+echo "Empty dat_evd_dequeue, ns per call, N connected endpoints completing into the EVD (ratio against N = 1):"
+for ia in godat-shm godat-tcp; do
+	if timeout 300 "$B/evd_scale" "$ia" 1 64 1024 >"$TMP/evd_scale" 2>"$TMP/evd_scale.err"; then
+		awk -v ia="$ia" '$1 == "evd_scale" { v[$2] = $3; order[++n] = $2 }
+		END {
+			for (i = 1; i <= n; i++)
+				printf "  %-10s N = %-5s %8.1f ns  %5.2fx\n", ia, order[i], v[order[i]], v[order[i]] / v[1]
+			printf "  goal: %s N = 1024 within 2x of N = 1: %s\n", ia, (v[1024] / v[1] <= 2 ? "PASS" : "MISS")
+		}' "$TMP/evd_scale"
+	else
+		note "evd_scale $ia failed:"
+		cat "$TMP/evd_scale.err" >&2
+		failed=1
+	fi
+done
 exit $failed

@@ -163,12 +163,20 @@ static char *slurp(const char *path)
 	return b;
 }
 
-/* Lines of the log that report a failed call: "godat: debug: <call>(". */
+/* Lines of the log that report a failed call: "godat: debug: <call>(".
+ * The line an open writes on success ("dat_ia_openv: NAME (FILE:LINE):
+ * opened ...", read by datinfo) has a colon after the call's name. */
 static int failure_lines(const char *log)
 {
+	static const char prefix[] = "godat: debug: dat";
 	int n = 0;
-	for (const char *p = log; (p = strstr(p, "godat: debug: dat")) != NULL; p++)
-		n++;
+	for (const char *p = log; (p = strstr(p, prefix)) != NULL; p++) {
+		const char *q = p + sizeof prefix - 1;
+		while (*q == '_' || (*q >= 'a' && *q <= 'z'))
+			q++;
+		if (*q == '(')
+			n++;
+	}
 	return n;
 }
 
