@@ -1,12 +1,14 @@
 // Command export is libdat.so.1: the DAT 1.2 C ABI over the Go core. It is
-// built with -buildmode=c-shared; the C entry points are in api.c and call
-// the go_dat_* functions exported here. This package is the only place with
-// C types: each wrapper looks up handles, converts C structs, calls core,
-// maps the error and recovers panics.
+// built with -buildmode=c-shared; the C entry points are in api.c and
+// call the go_dat_* functions exported here.
+// Each wrapper looks up handles, checks its arguments, calls core and
+// returns the DAT code of the outcome; the DAT 1.2 structs and numbering
+// are converted by package dat12, and the handle table, C memory helpers
+// and panic guard are package cabi's, which a DAT 2.0 library would share.
 package main
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../include -I${SRCDIR} -O2
+#cgo CFLAGS: -I${SRCDIR}/../include -I${SRCDIR} -I${SRCDIR}/cabi -O2
 #include <stdlib.h>
 #include "godat.h"
 */

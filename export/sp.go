@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	"godat/core"
+	"godat/export/cabi"
+	"godat/export/dat12"
 )
 
 func createPSP(h C.godat_handle, qual uint64, any bool, evdh C.godat_handle, flags C.DAT_PSP_FLAGS) (*core.PSP, uint64, error) {
@@ -23,210 +25,223 @@ func createPSP(h C.godat_handle, qual uint64, any bool, evdh C.godat_handle, fla
 	return ia.CreatePSP(qual, any, evd, core.PSPFlags(flags))
 }
 
+var callPSPCreate = dat12.NewCall("dat_psp_create")
+
 //export go_dat_psp_create
 func go_dat_psp_create(h C.godat_handle, qual C.DAT_CONN_QUAL, evdh C.godat_handle, flags C.DAT_PSP_FLAGS, out *C.DAT_PSP_HANDLE) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_psp_create", h)
+	c := callPSPCreate
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	if out == nil {
 		if _, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA); err != nil {
-			return datReturn(err)
+			return datReturn(c, err)
 		}
-		return datReturn(core.ErrArg(5))
+		return datReturn(c, core.ErrArg(5))
 	}
 	p, _, err := createPSP(h, uint64(qual), false, evdh, flags)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	*out = handleOf(p)
 	return C.DAT_SUCCESS
 }
 
+var callPSPCreateAny = dat12.NewCall("dat_psp_create_any")
+
 //export go_dat_psp_create_any
 func go_dat_psp_create_any(h C.godat_handle, qual *C.DAT_CONN_QUAL, evdh C.godat_handle, flags C.DAT_PSP_FLAGS, out *C.DAT_PSP_HANDLE) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_psp_create_any", h)
+	c := callPSPCreateAny
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	if _, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA); err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	if qual == nil {
-		return datReturn(core.ErrArg(2))
+		return datReturn(c, core.ErrArg(2))
 	}
 	if out == nil {
-		return datReturn(core.ErrArg(5))
+		return datReturn(c, core.ErrArg(5))
 	}
 	p, q, err := createPSP(h, 0, true, evdh, flags)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	*qual = C.DAT_CONN_QUAL(q)
 	*out = handleOf(p)
 	return C.DAT_SUCCESS
 }
 
+var callPSPQuery = dat12.NewCall("dat_psp_query")
+
 //export go_dat_psp_query
 func go_dat_psp_query(h C.godat_handle, mask C.DAT_PSP_PARAM_MASK, out *C.DAT_PSP_PARAM) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_psp_query", h)
+	c := callPSPQuery
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	p, err := lookup[*core.PSP](h, core.TypePSP, core.SubHandlePSP)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	if mask&^C.DAT_PSP_FIELD_ALL != 0 {
-		return datReturn(core.ErrArg(2))
+		return datReturn(c, core.ErrArg(2))
 	}
 	if out == nil {
-		return datReturn(core.ErrArg(3))
+		return datReturn(c, core.ErrArg(3))
 	}
 	q, err := p.Query()
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	var v C.DAT_PSP_PARAM
-	v.ia_handle = handleOf(p.IA())
-	v.conn_qual = C.DAT_CONN_QUAL(q.Qual)
-	v.evd_handle = handleOf(q.EVD)
-	v.psp_flags = C.DAT_PSP_FLAGS(q.Flags)
-	*out = v
+	dat12.PutPSPParam(unsafe.Pointer(out), p, q)
 	return C.DAT_SUCCESS
 }
 
+var callPSPFree = dat12.NewCall("dat_psp_free")
+
 //export go_dat_psp_free
 func go_dat_psp_free(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_psp_free", h)
+	c := callPSPFree
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	p, err := lookup[*core.PSP](h, core.TypePSP, core.SubHandlePSP)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	return datReturn(p.Free())
+	return datReturn(c, p.Free())
 }
+
+var callRSPCreate = dat12.NewCall("dat_rsp_create")
 
 //export go_dat_rsp_create
 func go_dat_rsp_create(h C.godat_handle, qual C.DAT_CONN_QUAL, eph C.godat_handle, evdh C.godat_handle, out *C.DAT_RSP_HANDLE) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_rsp_create", h)
+	c := callRSPCreate
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	ep, err := epOf(eph)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	evd, err := lookup[*core.EVD](evdh, core.TypeEVD, core.SubHandleEVDCR)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	if out == nil {
-		return datReturn(core.ErrArg(5))
+		return datReturn(c, core.ErrArg(5))
 	}
 	r, err := ia.CreateRSP(uint64(qual), ep, evd)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	*out = handleOf(r)
 	return C.DAT_SUCCESS
 }
 
+var callRSPQuery = dat12.NewCall("dat_rsp_query")
+
 //export go_dat_rsp_query
 func go_dat_rsp_query(h C.godat_handle, mask C.DAT_RSP_PARAM_MASK, out *C.DAT_RSP_PARAM) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_rsp_query", h)
+	c := callRSPQuery
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	r, err := lookup[*core.RSP](h, core.TypeRSP, core.SubHandleRSP)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	if mask&^C.DAT_RSP_FIELD_ALL != 0 {
-		return datReturn(core.ErrArg(2))
+		return datReturn(c, core.ErrArg(2))
 	}
 	if out == nil {
-		return datReturn(core.ErrArg(3))
+		return datReturn(c, core.ErrArg(3))
 	}
 	q, err := r.Query()
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	var v C.DAT_RSP_PARAM
-	v.ia_handle = handleOf(r.IA())
-	v.conn_qual = C.DAT_CONN_QUAL(q.Qual)
-	v.evd_handle = handleOf(q.EVD)
-	v.ep_handle = handleOf(q.EP)
-	*out = v
+	dat12.PutRSPParam(unsafe.Pointer(out), r, q)
 	return C.DAT_SUCCESS
 }
 
+var callRSPFree = dat12.NewCall("dat_rsp_free")
+
 //export go_dat_rsp_free
 func go_dat_rsp_free(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_rsp_free", h)
+	c := callRSPFree
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	r, err := lookup[*core.RSP](h, core.TypeRSP, core.SubHandleRSP)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	return datReturn(r.Free())
+	return datReturn(c, r.Free())
 }
 
 func crOf(h C.godat_handle) (*core.CR, error) {
 	return lookup[*core.CR](h, core.TypeCR, core.SubHandleCR)
 }
 
+var callCRQuery = dat12.NewCall("dat_cr_query")
+
 //export go_dat_cr_query
 func go_dat_cr_query(h C.godat_handle, mask C.DAT_CR_PARAM_MASK, out *C.DAT_CR_PARAM) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_cr_query", h)
+	c := callCRQuery
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	cr, err := crOf(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	if mask&^C.DAT_CR_FIELD_ALL != 0 {
-		return datReturn(core.ErrArg(2))
+		return datReturn(c, core.ErrArg(2))
 	}
 	if out == nil {
-		return datReturn(core.ErrArg(3))
+		return datReturn(c, core.ErrArg(3))
 	}
 	q, err := cr.Query()
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	var v C.DAT_CR_PARAM
-	if m := cmemOf(cr); m != nil {
-		v.remote_ia_address_ptr = putSockaddr(unsafe.Add(m, cmemRemoteAddr), q.RemoteAddr)
-		n := min(len(q.PrivateData), cmemPrivateMax)
-		copy(unsafe.Slice((*byte)(unsafe.Add(m, cmemPrivate)), n), q.PrivateData)
-		v.private_data_size = C.DAT_COUNT(n)
-		v.private_data = C.DAT_PVOID(unsafe.Add(m, cmemPrivate))
-	}
-	v.remote_port_qual = C.DAT_PORT_QUAL(q.RemoteQual)
-	v.local_ep_handle = handleOf(q.EP)
-	*out = v
+	dat12.PutCRParam(unsafe.Pointer(out), cr, q)
 	return C.DAT_SUCCESS
 }
 
+var callCRAccept = dat12.NewCall("dat_cr_accept")
+
 //export go_dat_cr_accept
 func go_dat_cr_accept(h C.godat_handle, eph C.godat_handle, psize C.DAT_COUNT, pdata C.DAT_PVOID) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_cr_accept", h)
+	c := callCRAccept
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	cr, err := crOf(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	ep, err := lookupOptional[*core.EP](eph, core.TypeEP, core.SubHandleEP)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	if psize < 0 || psize > 0 && pdata == nil {
-		return datReturn(core.ErrArg(3))
+		return datReturn(c, core.ErrArg(3))
 	}
-	return datReturn(cr.Accept(ep, goBytes(unsafe.Pointer(pdata), psize)))
+	return datReturn(c, cr.Accept(ep, cabi.GoBytes(unsafe.Pointer(pdata), int(psize))))
 }
+
+var callCRReject = dat12.NewCall("dat_cr_reject")
 
 //export go_dat_cr_reject
 func go_dat_cr_reject(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_cr_reject", h)
+	c := callCRReject
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	cr, err := crOf(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	return datReturn(cr.Reject())
+	return datReturn(c, cr.Reject())
 }
+
+var callCRHandoff = dat12.NewCall("dat_cr_handoff")
 
 //export go_dat_cr_handoff
 func go_dat_cr_handoff(h C.godat_handle, qual C.DAT_CONN_QUAL) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_cr_handoff", h)
+	c := callCRHandoff
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	cr, err := crOf(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	return datReturn(cr.Handoff(uint64(qual)))
+	return datReturn(c, cr.Handoff(uint64(qual)))
 }

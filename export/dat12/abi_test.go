@@ -1,6 +1,6 @@
 //go:build cgotest
 
-package main
+package dat12
 
 import (
 	"testing"
@@ -8,7 +8,7 @@ import (
 	"godat/core"
 )
 
-// core.Sub is numbered as the DAT 1.2 subtypes are, which datReturn relies
+// core.Sub is numbered as the DAT 1.2 subtypes are, which Call.Return relies
 // on: every core minor code must carry the name of the DAT code it becomes.
 func TestSubtypeNumbering(t *testing.T) {
 	checkSubtypeNumbering(t)

@@ -1,9 +1,9 @@
 //go:build cgotest
 
-package main
+package dat12
 
 /*
-#include "godat.h"
+#include <dat/udat.h>
 */
 import "C"
 
@@ -61,7 +61,7 @@ func checkSegmentLayout(t *testing.T) {
 }
 
 func checkErrorMapping(t *testing.T, err error, want uint32) {
-	if got := uint32(datReturn(err)); got != want {
+	if got := NewCall("test").Return(err); got != want {
 		t.Errorf("datReturn(%v) = %#x, want %#x", err, got, want)
 	}
 }
