@@ -115,14 +115,10 @@ func (ia *IA) CreateEP(cfg EPConfig) (*EP, error) {
 	attr := ia.DefaultEPAttr()
 	if cfg.Attr != nil {
 		attr = *cfg.Attr
-		arg := 6
-		if cfg.SRQ != nil {
-			arg = 7
-			if attr.SRQSoftHW < WatermarkInfinite {
-				return nil, ErrArg(arg)
-			}
+		if cfg.SRQ != nil && attr.SRQSoftHW < WatermarkInfinite {
+			return nil, ErrArg(ArgEPAttr)
 		}
-		if err := ia.checkEPAttr(&attr, arg); err != nil {
+		if err := ia.checkEPAttr(&attr); err != nil {
 			return nil, err
 		}
 	}
@@ -381,9 +377,9 @@ type EPHandles struct {
 func (ep *EP) Modify(attr EPAttr, h EPHandles) error {
 	// dat_ep_modify has no DAT_MODEL_NOT_SUPPORTED: an unsupported value
 	// is an invalid parameter there.
-	if err := ep.ia.checkEPAttr(&attr, 3); err != nil {
+	if err := ep.ia.checkEPAttr(&attr); err != nil {
 		if err == ErrModelNotSupported {
-			return ErrArg(3)
+			return ErrArg(ArgEPAttr)
 		}
 		return err
 	}
@@ -401,12 +397,12 @@ func (ep *EP) Modify(attr EPAttr, h EPHandles) error {
 		return ErrState(epStateSub(ep.state))
 	}
 	if ep.srq != nil && attr.SRQSoftHW < WatermarkInfinite {
-		return ErrArg(3)
+		return ErrArg(ArgEPAttr)
 	}
 	pz := ep.pz
 	if h.SetPZ {
 		if h.PZ.usableLocked(ia) != nil {
-			return ErrArg(3)
+			return ErrArg(ArgPZ)
 		}
 		// "Protection Zone can be changed only when the Endpoint is in
 		// quiescent state": unconnected or tentative pending.
@@ -436,7 +432,7 @@ func (ep *EP) Modify(attr EPAttr, h EPHandles) error {
 		if c.evd != nil && c.evd != *c.cur {
 			if !c.evd.acquire(c.flag) {
 				release()
-				return ErrArg(3)
+				return ErrArg(ArgEVD)
 			}
 			held = append(held, c.evd)
 		}
@@ -503,7 +499,7 @@ func (ep *EP) reconfigureLocked(attr EPAttr, pz *PZ, req, recv *EVD) error {
 		if pz != ep.pz || req != ep.reqEVD || recv != ep.recvEVD ||
 			attr.MaxRecvDTOs > old.MaxRecvDTOs || attr.MaxRequestDTOs > old.MaxRequestDTOs ||
 			attr.MaxRecvIOV > old.MaxRecvIOV || attr.MaxRequestIOV > old.MaxRequestIOV {
-			return ErrArg(3)
+			return ErrArg(ArgEPAttr)
 		}
 		return nil
 	}
@@ -524,7 +520,7 @@ func (ep *EP) reconfigureLocked(attr EPAttr, pz *PZ, req, recv *EVD) error {
 		ep.rq.resize(max(c.MaxRecvWR, 1))
 		return nil
 	case errors.Is(err, rdma.ErrInvalid):
-		return ErrArg(3) // e.g. fewer receives allowed than are posted
+		return ErrArg(ArgEPAttr) // e.g. fewer receives allowed than are posted
 	default:
 		return mapTransportError(err)
 	}

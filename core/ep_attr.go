@@ -97,9 +97,8 @@ func (ia *IA) effective(a EPAttr, srq bool) EPAttr {
 	return a
 }
 
-// checkEPAttr validates attributes against the IA's limits; arg is the
-// argument position reported on failure.
-func (ia *IA) checkEPAttr(a *EPAttr, arg int) error {
+// checkEPAttr validates attributes against the IA's limits.
+func (ia *IA) checkEPAttr(a *EPAttr) error {
 	l := ia.attr
 	switch {
 	case a.ServiceType != 0,
@@ -113,7 +112,7 @@ func (ia *IA) checkEPAttr(a *EPAttr, arg int) error {
 		a.MaxRDMAReadIOV < 0 || a.MaxRDMAReadIOV > l.MaxIOVSegments,
 		a.MaxRDMAWriteIOV < 0 || a.MaxRDMAWriteIOV > l.MaxIOVSegments,
 		a.RecvCompletionFlags&^completionAll != 0, a.RequestCompletionFlags&^completionAll != 0:
-		return ErrArg(arg)
+		return ErrArg(ArgEPAttr)
 	}
 	// Only best effort (0 in every DAT ABI) is implemented.
 	if a.QoS != 0 {

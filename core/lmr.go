@@ -90,7 +90,7 @@ type LMRInfo struct {
 // CreateLMR registers memory (dat_lmr_create).
 func (ia *IA) CreateLMR(region LMRRegion, length uint64, pz *PZ, priv MemPriv) (*LMR, LMRInfo, error) {
 	if priv&^PrivAll != 0 {
-		return nil, LMRInfo{}, ErrArg(6)
+		return nil, LMRInfo{}, ErrArg(ArgMemPriv)
 	}
 	ia.mu.Lock()
 	defer ia.mu.Unlock()
@@ -111,10 +111,10 @@ func (ia *IA) CreateLMR(region LMRRegion, length uint64, pz *PZ, priv MemPriv) (
 			return nil, LMRInfo{}, E(KindLengthError, SubNone)
 		}
 		if addr == 0 {
-			return nil, LMRInfo{}, ErrArg(3)
+			return nil, LMRInfo{}, ErrArg(ArgRegion)
 		}
 		if length > ia.attr.MaxLMRBlockSize || addr+length < addr {
-			return nil, LMRInfo{}, ErrArg(4)
+			return nil, LMRInfo{}, ErrArg(ArgLength)
 		}
 		if region.Type == MemSharedVirtual && !sharedMapping(addr, length) {
 			// dat_lmr_create(3DAT): "shared virtual buffer was not
@@ -232,7 +232,7 @@ func (ia *IA) SyncRDMA(segs []Segment) error {
 	for _, s := range segs {
 		l := ia.lmrByContextLocked(s.LMRContext)
 		if l == nil || s.Addr < l.addr || s.Addr+s.Length > l.addr+l.length || s.Addr+s.Length < s.Addr {
-			return ErrArg(2)
+			return ErrArg(ArgLocalIOV)
 		}
 	}
 	return nil

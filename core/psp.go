@@ -27,7 +27,7 @@ type PSP struct {
 // any is true (dat_psp_create_any); the chosen qualifier is returned.
 func (ia *IA) CreatePSP(qual uint64, any bool, evd *EVD, flags PSPFlags) (*PSP, uint64, error) {
 	if flags != PSPConsumer && flags != PSPProvider {
-		return nil, 0, ErrArg(4)
+		return nil, 0, ErrArg(ArgPSPFlags)
 	}
 	ia.mu.Lock()
 	defer ia.mu.Unlock()

@@ -31,7 +31,7 @@ func cnoOf(h C.godat_handle) (*core.CNO, error) {
 	return lookup[*core.CNO](h, core.TypeCNO, core.SubHandleCNO)
 }
 
-var callCNOCreate = dat12.NewCall("dat_cno_create")
+var callCNOCreate = dat12.NewCall("dat_cno_create", dat12.Args{})
 
 //export go_dat_cno_create
 func go_dat_cno_create(h C.godat_handle, agent *C.DAT_OS_WAIT_PROXY_AGENT, out *C.DAT_CNO_HANDLE) (ret C.DAT_RETURN) {
@@ -42,7 +42,7 @@ func go_dat_cno_create(h C.godat_handle, agent *C.DAT_OS_WAIT_PROXY_AGENT, out *
 		return datReturn(c, err)
 	}
 	if out == nil {
-		return datReturn(c, core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	}
 	a, err := dat12.Agent(unsafe.Pointer(agent), 2)
 	if err != nil {
@@ -56,7 +56,7 @@ func go_dat_cno_create(h C.godat_handle, agent *C.DAT_OS_WAIT_PROXY_AGENT, out *
 	return C.DAT_SUCCESS
 }
 
-var callCNOModifyAgent = dat12.NewCall("dat_cno_modify_agent")
+var callCNOModifyAgent = dat12.NewCall("dat_cno_modify_agent", dat12.Args{})
 
 //export go_dat_cno_modify_agent
 func go_dat_cno_modify_agent(h C.godat_handle, agent *C.DAT_OS_WAIT_PROXY_AGENT) (ret C.DAT_RETURN) {
@@ -73,7 +73,7 @@ func go_dat_cno_modify_agent(h C.godat_handle, agent *C.DAT_OS_WAIT_PROXY_AGENT)
 	return datReturn(c, cno.ModifyAgent(a))
 }
 
-var callCNOQuery = dat12.NewCall("dat_cno_query")
+var callCNOQuery = dat12.NewCall("dat_cno_query", dat12.Args{})
 
 //export go_dat_cno_query
 func go_dat_cno_query(h C.godat_handle, mask C.DAT_CNO_PARAM_MASK, out *C.DAT_CNO_PARAM) (ret C.DAT_RETURN) {
@@ -84,10 +84,10 @@ func go_dat_cno_query(h C.godat_handle, mask C.DAT_CNO_PARAM_MASK, out *C.DAT_CN
 		return datReturn(c, err)
 	}
 	if mask&^C.DAT_CNO_FIELD_ALL != 0 {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	if out == nil {
-		return datReturn(c, core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	}
 	a, err := cno.Agent()
 	if err != nil {
@@ -97,7 +97,7 @@ func go_dat_cno_query(h C.godat_handle, mask C.DAT_CNO_PARAM_MASK, out *C.DAT_CN
 	return C.DAT_SUCCESS
 }
 
-var callCNOFree = dat12.NewCall("dat_cno_free")
+var callCNOFree = dat12.NewCall("dat_cno_free", dat12.Args{})
 
 //export go_dat_cno_free
 func go_dat_cno_free(h C.godat_handle) (ret C.DAT_RETURN) {
@@ -110,7 +110,7 @@ func go_dat_cno_free(h C.godat_handle) (ret C.DAT_RETURN) {
 	return datReturn(c, cno.Free())
 }
 
-var callCNOWait = dat12.NewCall("dat_cno_wait")
+var callCNOWait = dat12.NewCall("dat_cno_wait", dat12.Args{})
 
 //export go_dat_cno_wait
 func go_dat_cno_wait(h C.godat_handle, timeout C.DAT_TIMEOUT, out *C.DAT_EVD_HANDLE) (ret C.DAT_RETURN) {
@@ -121,7 +121,7 @@ func go_dat_cno_wait(h C.godat_handle, timeout C.DAT_TIMEOUT, out *C.DAT_EVD_HAN
 		return datReturn(c, err)
 	}
 	if out == nil {
-		return datReturn(c, core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	}
 	evd, err := cno.Wait(dat12.Timeout(uint32(timeout)))
 	if err != nil {

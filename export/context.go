@@ -22,7 +22,7 @@ func anyObject(h C.godat_handle) (core.Obj, error) {
 	return o, nil
 }
 
-var callSetConsumerContext = dat12.NewCall("dat_set_consumer_context")
+var callSetConsumerContext = dat12.NewCall("dat_set_consumer_context", dat12.Args{})
 
 //export go_dat_set_consumer_context
 func go_dat_set_consumer_context(h C.godat_handle, ctx C.DAT_UINT64) (ret C.DAT_RETURN) {
@@ -36,7 +36,7 @@ func go_dat_set_consumer_context(h C.godat_handle, ctx C.DAT_UINT64) (ret C.DAT_
 	return C.DAT_SUCCESS
 }
 
-var callGetConsumerContext = dat12.NewCall("dat_get_consumer_context")
+var callGetConsumerContext = dat12.NewCall("dat_get_consumer_context", dat12.Args{})
 
 //export go_dat_get_consumer_context
 func go_dat_get_consumer_context(h C.godat_handle, out *C.DAT_CONTEXT) (ret C.DAT_RETURN) {
@@ -47,13 +47,13 @@ func go_dat_get_consumer_context(h C.godat_handle, out *C.DAT_CONTEXT) (ret C.DA
 		return datReturn(c, err)
 	}
 	if out == nil {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	*(*C.DAT_UINT64)(unsafe.Pointer(out)) = C.DAT_UINT64(core.Base(o).Context())
 	return C.DAT_SUCCESS
 }
 
-var callGetHandleType = dat12.NewCall("dat_get_handle_type")
+var callGetHandleType = dat12.NewCall("dat_get_handle_type", dat12.Args{})
 
 //export go_dat_get_handle_type
 func go_dat_get_handle_type(h C.godat_handle, out *C.DAT_HANDLE_TYPE) (ret C.DAT_RETURN) {
@@ -64,7 +64,7 @@ func go_dat_get_handle_type(h C.godat_handle, out *C.DAT_HANDLE_TYPE) (ret C.DAT
 		return datReturn(c, err)
 	}
 	if out == nil {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	*out = C.DAT_HANDLE_TYPE(dat12.HandleType(core.Base(o).Type()))
 	return C.DAT_SUCCESS

@@ -42,12 +42,12 @@ func createEP(c *dat12.Call, h C.godat_handle, pzh C.godat_handle, recv, req, co
 		}
 	}
 	if out == nil {
-		return datReturn(c, core.ErrArg(outArg))
+		return datReturn(c, dat12.ArgAt(outArg))
 	}
 	if attr == nil && srqh != 0 {
 		// dat_ep_create_with_srq: "Consumer can not specify NULL for
 		// ep_attributes".
-		return datReturn(c, core.ErrArg(7))
+		return datReturn(c, dat12.ArgAt(7))
 	}
 	if attr != nil {
 		a := dat12.EPAttrFromC(unsafe.Pointer(attr))
@@ -61,7 +61,7 @@ func createEP(c *dat12.Call, h C.godat_handle, pzh C.godat_handle, recv, req, co
 	return C.DAT_SUCCESS
 }
 
-var callEPCreate = dat12.NewCall("dat_ep_create")
+var callEPCreate = dat12.NewCall("dat_ep_create", dat12.Args{core.ArgEPAttr: 6})
 
 //export go_dat_ep_create
 func go_dat_ep_create(h C.godat_handle, pz C.godat_handle, recv, req, conn C.godat_handle, attr *C.DAT_EP_ATTR, out *C.DAT_EP_HANDLE) (ret C.DAT_RETURN) {
@@ -70,7 +70,7 @@ func go_dat_ep_create(h C.godat_handle, pz C.godat_handle, recv, req, conn C.god
 	return createEP(c, h, pz, recv, req, conn, 0, attr, out, 7)
 }
 
-var callEPCreateWithSRQ = dat12.NewCall("dat_ep_create_with_srq")
+var callEPCreateWithSRQ = dat12.NewCall("dat_ep_create_with_srq", dat12.Args{core.ArgEPAttr: 7})
 
 //export go_dat_ep_create_with_srq
 func go_dat_ep_create_with_srq(h C.godat_handle, pz C.godat_handle, recv, req, conn C.godat_handle, srq C.godat_handle,
@@ -83,7 +83,7 @@ func go_dat_ep_create_with_srq(h C.godat_handle, pz C.godat_handle, recv, req, c
 	return createEP(c, h, pz, recv, req, conn, srq, attr, out, 8)
 }
 
-var callEPQuery = dat12.NewCall("dat_ep_query")
+var callEPQuery = dat12.NewCall("dat_ep_query", dat12.Args{})
 
 //export go_dat_ep_query
 func go_dat_ep_query(h C.godat_handle, mask C.DAT_EP_PARAM_MASK, out *C.DAT_EP_PARAM) (ret C.DAT_RETURN) {
@@ -94,10 +94,10 @@ func go_dat_ep_query(h C.godat_handle, mask C.DAT_EP_PARAM_MASK, out *C.DAT_EP_P
 		return datReturn(c, err)
 	}
 	if mask&^C.DAT_EP_FIELD_ALL != 0 {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	if out == nil {
-		return datReturn(c, core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	}
 	p, err := ep.Query()
 	if err != nil {
@@ -107,7 +107,7 @@ func go_dat_ep_query(h C.godat_handle, mask C.DAT_EP_PARAM_MASK, out *C.DAT_EP_P
 	return C.DAT_SUCCESS
 }
 
-var callEPModify = dat12.NewCall("dat_ep_modify")
+var callEPModify = dat12.NewCall("dat_ep_modify", dat12.Args{core.ArgEPAttr: 3, core.ArgPZ: 3, core.ArgEVD: 3})
 
 //export go_dat_ep_modify
 func go_dat_ep_modify(h C.godat_handle, mask C.DAT_EP_PARAM_MASK, in *C.DAT_EP_PARAM) (ret C.DAT_RETURN) {
@@ -118,10 +118,10 @@ func go_dat_ep_modify(h C.godat_handle, mask C.DAT_EP_PARAM_MASK, in *C.DAT_EP_P
 		return datReturn(c, err)
 	}
 	if mask&^C.DAT_EP_FIELD_ALL != 0 {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	if in == nil {
-		return datReturn(c, core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	}
 	// The IA, the state, addresses, port qualifiers ("Cannot be
 	// modified") and the SRQ are fixed.
@@ -129,7 +129,7 @@ func go_dat_ep_modify(h C.godat_handle, mask C.DAT_EP_PARAM_MASK, in *C.DAT_EP_P
 		C.DAT_EP_FIELD_LOCAL_PORT_QUAL | C.DAT_EP_FIELD_REMOTE_IA_ADDRESS_PTR | C.DAT_EP_FIELD_REMOTE_PORT_QUAL |
 		C.DAT_EP_FIELD_SRQ_HANDLE
 	if mask&fixed != 0 {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	attr, hs, err := dat12.EPModifyFromC(uint64(mask), unsafe.Pointer(in), ep.Attr())
 	if err != nil {
@@ -138,7 +138,7 @@ func go_dat_ep_modify(h C.godat_handle, mask C.DAT_EP_PARAM_MASK, in *C.DAT_EP_P
 	return datReturn(c, ep.Modify(attr, hs))
 }
 
-var callEPConnect = dat12.NewCall("dat_ep_connect")
+var callEPConnect = dat12.NewCall("dat_ep_connect", dat12.Args{core.ArgPrivateData: 5})
 
 //export go_dat_ep_connect
 func go_dat_ep_connect(h C.godat_handle, addr *C.DAT_SOCK_ADDR, qual C.DAT_CONN_QUAL, timeout C.DAT_TIMEOUT,
@@ -152,21 +152,21 @@ func go_dat_ep_connect(h C.godat_handle, addr *C.DAT_SOCK_ADDR, qual C.DAT_CONN_
 	a, ok := cabi.Sockaddr(unsafe.Pointer(addr))
 	if !ok {
 		if addr == nil {
-			return datReturn(c, core.ErrArg(2))
+			return datReturn(c, dat12.ArgAt(2))
 		}
 		return datReturn(c, core.ErrAddressUnsupported)
 	}
 	if timeout == 0 {
-		return datReturn(c, core.ErrArg(4))
+		return datReturn(c, dat12.ArgAt(4))
 	}
 	if psize < 0 || psize > 0 && pdata == nil {
-		return datReturn(c, core.ErrArg(5))
+		return datReturn(c, dat12.ArgAt(5))
 	}
 	if err := dat12.CheckQoS(uint32(qos), 7); err != nil {
 		return datReturn(c, err)
 	}
 	if flags&^C.DAT_CONNECT_MULTIPATH_FLAG != 0 {
-		return datReturn(c, core.ErrArg(8))
+		return datReturn(c, dat12.ArgAt(8))
 	}
 	if flags&C.DAT_CONNECT_MULTIPATH_FLAG != 0 {
 		return datReturn(c, core.ErrModelNotSupported)
@@ -174,7 +174,7 @@ func go_dat_ep_connect(h C.godat_handle, addr *C.DAT_SOCK_ADDR, qual C.DAT_CONN_
 	return datReturn(c, ep.Connect(a, uint64(qual), dat12.Timeout(uint32(timeout)), cabi.GoBytes(unsafe.Pointer(pdata), int(psize))))
 }
 
-var callEPDupConnect = dat12.NewCall("dat_ep_dup_connect")
+var callEPDupConnect = dat12.NewCall("dat_ep_dup_connect", dat12.Args{core.ArgPrivateData: 4})
 
 //export go_dat_ep_dup_connect
 func go_dat_ep_dup_connect(h C.godat_handle, dup C.godat_handle, timeout C.DAT_TIMEOUT, psize C.DAT_COUNT, pdata C.DAT_PVOID, qos C.DAT_QOS) (ret C.DAT_RETURN) {
@@ -189,10 +189,10 @@ func go_dat_ep_dup_connect(h C.godat_handle, dup C.godat_handle, timeout C.DAT_T
 		return datReturn(c, err)
 	}
 	if timeout == 0 {
-		return datReturn(c, core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	}
 	if psize < 0 || psize > 0 && pdata == nil {
-		return datReturn(c, core.ErrArg(4))
+		return datReturn(c, dat12.ArgAt(4))
 	}
 	if err := dat12.CheckQoS(uint32(qos), 6); err != nil {
 		return datReturn(c, err)
@@ -200,7 +200,7 @@ func go_dat_ep_dup_connect(h C.godat_handle, dup C.godat_handle, timeout C.DAT_T
 	return datReturn(c, ep.DupConnect(other, dat12.Timeout(uint32(timeout)), cabi.GoBytes(unsafe.Pointer(pdata), int(psize))))
 }
 
-var callEPDisconnect = dat12.NewCall("dat_ep_disconnect")
+var callEPDisconnect = dat12.NewCall("dat_ep_disconnect", dat12.Args{})
 
 //export go_dat_ep_disconnect
 func go_dat_ep_disconnect(h C.godat_handle, flags C.DAT_CLOSE_FLAGS) (ret C.DAT_RETURN) {
@@ -211,7 +211,7 @@ func go_dat_ep_disconnect(h C.godat_handle, flags C.DAT_CLOSE_FLAGS) (ret C.DAT_
 		return datReturn(c, err)
 	}
 	if flags != C.DAT_CLOSE_ABRUPT_FLAG && flags != C.DAT_CLOSE_GRACEFUL_FLAG {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	return datReturn(c, ep.Disconnect(flags == C.DAT_CLOSE_GRACEFUL_FLAG))
 }
@@ -230,7 +230,7 @@ func postArgs(h C.godat_handle, iov *C.DAT_LMR_TRIPLET, n C.DAT_COUNT) (*core.EP
 	return ep, segs, nil
 }
 
-var callEPPostSend = dat12.NewCall("dat_ep_post_send")
+var callEPPostSend = dat12.NewCall("dat_ep_post_send", dat12.Args{core.ArgSegmentCount: 2, core.ArgLocalIOV: 3, core.ArgCompletionFlags: 5})
 
 //export go_dat_ep_post_send
 func go_dat_ep_post_send(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
@@ -243,7 +243,7 @@ func go_dat_ep_post_send(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET
 	return datReturn(c, ep.PostSend(segs, uint64(cookie), core.CompletionFlags(flags)))
 }
 
-var callEPPostRecv = dat12.NewCall("dat_ep_post_recv")
+var callEPPostRecv = dat12.NewCall("dat_ep_post_recv", dat12.Args{core.ArgSegmentCount: 2, core.ArgLocalIOV: 3, core.ArgCompletionFlags: 5})
 
 //export go_dat_ep_post_recv
 func go_dat_ep_post_recv(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
@@ -256,7 +256,7 @@ func go_dat_ep_post_recv(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET
 	return datReturn(c, ep.PostRecv(segs, uint64(cookie), core.CompletionFlags(flags)))
 }
 
-var callEPPostRDMARead = dat12.NewCall("dat_ep_post_rdma_read")
+var callEPPostRDMARead = dat12.NewCall("dat_ep_post_rdma_read", dat12.Args{core.ArgSegmentCount: 2, core.ArgLocalIOV: 3, core.ArgCompletionFlags: 6})
 
 //export go_dat_ep_post_rdma_read
 func go_dat_ep_post_rdma_read(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, remote *C.DAT_RMR_TRIPLET, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
@@ -267,12 +267,12 @@ func go_dat_ep_post_rdma_read(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TR
 		return datReturn(c, err)
 	}
 	if remote == nil {
-		return datReturn(c, core.ErrArg(5))
+		return datReturn(c, dat12.ArgAt(5))
 	}
 	return datReturn(c, ep.PostRDMARead(segs, uint64(cookie), dat12.Remote(unsafe.Pointer(remote)), core.CompletionFlags(flags)))
 }
 
-var callEPPostRDMAWrite = dat12.NewCall("dat_ep_post_rdma_write")
+var callEPPostRDMAWrite = dat12.NewCall("dat_ep_post_rdma_write", dat12.Args{core.ArgSegmentCount: 2, core.ArgLocalIOV: 3, core.ArgCompletionFlags: 6})
 
 //export go_dat_ep_post_rdma_write
 func go_dat_ep_post_rdma_write(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, remote *C.DAT_RMR_TRIPLET, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
@@ -283,12 +283,12 @@ func go_dat_ep_post_rdma_write(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_T
 		return datReturn(c, err)
 	}
 	if remote == nil {
-		return datReturn(c, core.ErrArg(5))
+		return datReturn(c, dat12.ArgAt(5))
 	}
 	return datReturn(c, ep.PostRDMAWrite(segs, uint64(cookie), dat12.Remote(unsafe.Pointer(remote)), core.CompletionFlags(flags)))
 }
 
-var callEPGetStatus = dat12.NewCall("dat_ep_get_status")
+var callEPGetStatus = dat12.NewCall("dat_ep_get_status", dat12.Args{})
 
 //export go_dat_ep_get_status
 func go_dat_ep_get_status(h C.godat_handle, state *C.DAT_EP_STATE, recvIdle, reqIdle *C.DAT_BOOLEAN) (ret C.DAT_RETURN) {
@@ -314,7 +314,7 @@ func go_dat_ep_get_status(h C.godat_handle, state *C.DAT_EP_STATE, recvIdle, req
 	return C.DAT_SUCCESS
 }
 
-var callEPFree = dat12.NewCall("dat_ep_free")
+var callEPFree = dat12.NewCall("dat_ep_free", dat12.Args{})
 
 //export go_dat_ep_free
 func go_dat_ep_free(h C.godat_handle) (ret C.DAT_RETURN) {
@@ -327,7 +327,7 @@ func go_dat_ep_free(h C.godat_handle) (ret C.DAT_RETURN) {
 	return datReturn(c, ep.Free())
 }
 
-var callEPReset = dat12.NewCall("dat_ep_reset")
+var callEPReset = dat12.NewCall("dat_ep_reset", dat12.Args{})
 
 //export go_dat_ep_reset
 func go_dat_ep_reset(h C.godat_handle) (ret C.DAT_RETURN) {
@@ -340,7 +340,7 @@ func go_dat_ep_reset(h C.godat_handle) (ret C.DAT_RETURN) {
 	return datReturn(c, ep.Reset())
 }
 
-var callEPRecvQuery = dat12.NewCall("dat_ep_recv_query")
+var callEPRecvQuery = dat12.NewCall("dat_ep_recv_query", dat12.Args{})
 
 //export go_dat_ep_recv_query
 func go_dat_ep_recv_query(h C.godat_handle, nbufs, span *C.DAT_COUNT) (ret C.DAT_RETURN) {
@@ -352,7 +352,7 @@ func go_dat_ep_recv_query(h C.godat_handle, nbufs, span *C.DAT_COUNT) (ret C.DAT
 	}
 	if nbufs == nil && span == nil {
 		// Nothing asked for: the one malformed call this page allows.
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	n, sp, err := ep.RecvQuery()
 	if err != nil {
@@ -367,7 +367,7 @@ func go_dat_ep_recv_query(h C.godat_handle, nbufs, span *C.DAT_COUNT) (ret C.DAT
 	return C.DAT_SUCCESS
 }
 
-var callEPSetWatermark = dat12.NewCall("dat_ep_set_watermark")
+var callEPSetWatermark = dat12.NewCall("dat_ep_set_watermark", dat12.Args{core.ArgSoftWatermark: 2, core.ArgHardWatermark: 3})
 
 //export go_dat_ep_set_watermark
 func go_dat_ep_set_watermark(h C.godat_handle, soft, hard C.DAT_COUNT) (ret C.DAT_RETURN) {

@@ -16,7 +16,7 @@ func evdOf(h C.godat_handle) (*core.EVD, error) {
 	return lookup[*core.EVD](h, core.TypeEVD, core.SubNone)
 }
 
-var callEVDCreate = dat12.NewCall("dat_evd_create")
+var callEVDCreate = dat12.NewCall("dat_evd_create", dat12.Args{core.ArgQLen: 2, core.ArgEVDFlags: 4})
 
 //export go_dat_evd_create
 func go_dat_evd_create(h C.godat_handle, qlen C.DAT_COUNT, cnoh C.godat_handle, flags C.DAT_EVD_FLAGS, out *C.DAT_EVD_HANDLE) (ret C.DAT_RETURN) {
@@ -31,11 +31,11 @@ func go_dat_evd_create(h C.godat_handle, qlen C.DAT_COUNT, cnoh C.godat_handle, 
 		return datReturn(c, err)
 	}
 	if out == nil {
-		return datReturn(c, core.ErrArg(5))
+		return datReturn(c, dat12.ArgAt(5))
 	}
 	cf, ok := dat12.EVDFlags(uint32(flags))
 	if !ok {
-		return datReturn(c, core.ErrArg(4))
+		return datReturn(c, dat12.ArgAt(4))
 	}
 	evd, err := ia.CreateEVD(int(qlen), cf, cno)
 	if err != nil {
@@ -45,7 +45,7 @@ func go_dat_evd_create(h C.godat_handle, qlen C.DAT_COUNT, cnoh C.godat_handle, 
 	return C.DAT_SUCCESS
 }
 
-var callEVDQuery = dat12.NewCall("dat_evd_query")
+var callEVDQuery = dat12.NewCall("dat_evd_query", dat12.Args{})
 
 //export go_dat_evd_query
 func go_dat_evd_query(h C.godat_handle, mask C.DAT_EVD_PARAM_MASK, out *C.DAT_EVD_PARAM) (ret C.DAT_RETURN) {
@@ -56,10 +56,10 @@ func go_dat_evd_query(h C.godat_handle, mask C.DAT_EVD_PARAM_MASK, out *C.DAT_EV
 		return datReturn(c, err)
 	}
 	if mask&^C.DAT_EVD_FIELD_ALL != 0 {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	if out == nil {
-		return datReturn(c, core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	}
 	p, err := evd.Query()
 	if err != nil {
@@ -69,7 +69,7 @@ func go_dat_evd_query(h C.godat_handle, mask C.DAT_EVD_PARAM_MASK, out *C.DAT_EV
 	return C.DAT_SUCCESS
 }
 
-var callEVDResize = dat12.NewCall("dat_evd_resize")
+var callEVDResize = dat12.NewCall("dat_evd_resize", dat12.Args{core.ArgQLen: 2})
 
 //export go_dat_evd_resize
 func go_dat_evd_resize(h C.godat_handle, qlen C.DAT_COUNT) (ret C.DAT_RETURN) {
@@ -82,7 +82,7 @@ func go_dat_evd_resize(h C.godat_handle, qlen C.DAT_COUNT) (ret C.DAT_RETURN) {
 	return datReturn(c, evd.Resize(int(qlen)))
 }
 
-var callEVDPostSE = dat12.NewCall("dat_evd_post_se")
+var callEVDPostSE = dat12.NewCall("dat_evd_post_se", dat12.Args{core.ArgEvent: 2})
 
 //export go_dat_evd_post_se
 func go_dat_evd_post_se(h C.godat_handle, ev *C.DAT_EVENT) (ret C.DAT_RETURN) {
@@ -94,12 +94,12 @@ func go_dat_evd_post_se(h C.godat_handle, ev *C.DAT_EVENT) (ret C.DAT_RETURN) {
 	}
 	p, ok := dat12.SoftwareEvent(unsafe.Pointer(ev))
 	if !ok {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	return datReturn(c, evd.PostSE(p))
 }
 
-var callEVDDequeue = dat12.NewCall("dat_evd_dequeue")
+var callEVDDequeue = dat12.NewCall("dat_evd_dequeue", dat12.Args{})
 
 //export go_dat_evd_dequeue
 func go_dat_evd_dequeue(h C.godat_handle, out *C.DAT_EVENT) (ret C.DAT_RETURN) {
@@ -110,7 +110,7 @@ func go_dat_evd_dequeue(h C.godat_handle, out *C.DAT_EVENT) (ret C.DAT_RETURN) {
 		return datReturn(c, err)
 	}
 	if out == nil {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	var ev core.Event
 	if err := evd.Dequeue(&ev); err != nil {
@@ -120,7 +120,7 @@ func go_dat_evd_dequeue(h C.godat_handle, out *C.DAT_EVENT) (ret C.DAT_RETURN) {
 	return C.DAT_SUCCESS
 }
 
-var callEVDWait = dat12.NewCall("dat_evd_wait")
+var callEVDWait = dat12.NewCall("dat_evd_wait", dat12.Args{core.ArgThreshold: 3})
 
 //export go_dat_evd_wait
 func go_dat_evd_wait(h C.godat_handle, timeout C.DAT_TIMEOUT, threshold C.DAT_COUNT, out *C.DAT_EVENT, nmore *C.DAT_COUNT) (ret C.DAT_RETURN) {
@@ -131,10 +131,10 @@ func go_dat_evd_wait(h C.godat_handle, timeout C.DAT_TIMEOUT, threshold C.DAT_CO
 		return datReturn(c, err)
 	}
 	if out == nil {
-		return datReturn(c, core.ErrArg(4))
+		return datReturn(c, dat12.ArgAt(4))
 	}
 	if nmore == nil {
-		return datReturn(c, core.ErrArg(5))
+		return datReturn(c, dat12.ArgAt(5))
 	}
 	var ev core.Event
 	n, err := evd.Wait(dat12.Timeout(uint32(timeout)), int(threshold), &ev)
@@ -147,7 +147,7 @@ func go_dat_evd_wait(h C.godat_handle, timeout C.DAT_TIMEOUT, threshold C.DAT_CO
 	return datReturn(c, err)
 }
 
-var callEVDFree = dat12.NewCall("dat_evd_free")
+var callEVDFree = dat12.NewCall("dat_evd_free", dat12.Args{})
 
 //export go_dat_evd_free
 func go_dat_evd_free(h C.godat_handle) (ret C.DAT_RETURN) {
@@ -160,7 +160,7 @@ func go_dat_evd_free(h C.godat_handle) (ret C.DAT_RETURN) {
 	return datReturn(c, evd.Free())
 }
 
-var callEVDEnable = dat12.NewCall("dat_evd_enable")
+var callEVDEnable = dat12.NewCall("dat_evd_enable", dat12.Args{})
 
 //export go_dat_evd_enable
 func go_dat_evd_enable(h C.godat_handle) (ret C.DAT_RETURN) {
@@ -173,7 +173,7 @@ func go_dat_evd_enable(h C.godat_handle) (ret C.DAT_RETURN) {
 	return datReturn(c, evd.Enable())
 }
 
-var callEVDDisable = dat12.NewCall("dat_evd_disable")
+var callEVDDisable = dat12.NewCall("dat_evd_disable", dat12.Args{})
 
 //export go_dat_evd_disable
 func go_dat_evd_disable(h C.godat_handle) (ret C.DAT_RETURN) {
@@ -186,7 +186,7 @@ func go_dat_evd_disable(h C.godat_handle) (ret C.DAT_RETURN) {
 	return datReturn(c, evd.Disable())
 }
 
-var callEVDSetUnwaitable = dat12.NewCall("dat_evd_set_unwaitable")
+var callEVDSetUnwaitable = dat12.NewCall("dat_evd_set_unwaitable", dat12.Args{})
 
 //export go_dat_evd_set_unwaitable
 func go_dat_evd_set_unwaitable(h C.godat_handle) (ret C.DAT_RETURN) {
@@ -199,7 +199,7 @@ func go_dat_evd_set_unwaitable(h C.godat_handle) (ret C.DAT_RETURN) {
 	return datReturn(c, evd.SetWaitable(false))
 }
 
-var callEVDClearUnwaitable = dat12.NewCall("dat_evd_clear_unwaitable")
+var callEVDClearUnwaitable = dat12.NewCall("dat_evd_clear_unwaitable", dat12.Args{})
 
 //export go_dat_evd_clear_unwaitable
 func go_dat_evd_clear_unwaitable(h C.godat_handle) (ret C.DAT_RETURN) {
@@ -212,7 +212,7 @@ func go_dat_evd_clear_unwaitable(h C.godat_handle) (ret C.DAT_RETURN) {
 	return datReturn(c, evd.SetWaitable(true))
 }
 
-var callEVDModifyCNO = dat12.NewCall("dat_evd_modify_cno")
+var callEVDModifyCNO = dat12.NewCall("dat_evd_modify_cno", dat12.Args{})
 
 //export go_dat_evd_modify_cno
 func go_dat_evd_modify_cno(h C.godat_handle, cnoh C.godat_handle) (ret C.DAT_RETURN) {

@@ -42,7 +42,7 @@ func backendOf(e core.RegistryEntry) (string, rdma.Params, error) {
 	return "soft", params, nil
 }
 
-var callIAOpenv = dat12.NewCall("dat_ia_openv")
+var callIAOpenv = dat12.NewCall("dat_ia_openv", dat12.Args{core.ArgQLen: 2})
 
 //export go_dat_ia_openv
 func go_dat_ia_openv(name *C.char, qlen C.DAT_COUNT, asyncEVD *C.DAT_EVD_HANDLE, iaOut *C.DAT_IA_HANDLE,
@@ -52,15 +52,15 @@ func go_dat_ia_openv(name *C.char, qlen C.DAT_COUNT, asyncEVD *C.DAT_EVD_HANDLE,
 	cabi.TestPanic("dat_ia_openv")
 	switch {
 	case name == nil:
-		return datReturn(c, core.ErrArg(1))
+		return datReturn(c, dat12.ArgAt(1))
 	case C.strnlen(name, C.DAT_NAME_MAX_LENGTH) >= C.DAT_NAME_MAX_LENGTH:
-		return datReturn(c, core.ErrArg(1))
+		return datReturn(c, dat12.ArgAt(1))
 	case asyncEVD == nil:
-		return datReturn(c, core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	case iaOut == nil:
-		return datReturn(c, core.ErrArg(4))
+		return datReturn(c, dat12.ArgAt(4))
 	case threadSafe != C.DAT_TRUE && threadSafe != C.DAT_FALSE:
-		return datReturn(c, core.ErrArg(7))
+		return datReturn(c, dat12.ArgAt(7))
 	}
 	var given *core.EVD
 	given0 := handleIn(asyncEVD)
@@ -72,7 +72,7 @@ func go_dat_ia_openv(name *C.char, qlen C.DAT_COUNT, asyncEVD *C.DAT_EVD_HANDLE,
 		}
 		given = evd
 	} else if qlen <= 0 && !noAsync {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	reg, err := core.LoadRegistry(core.RegistryPaths(sysconfdir))
 	if err != nil {
@@ -112,7 +112,7 @@ func asyncHandle(ia *core.IA) C.godat_handle {
 	return 2 // DAT_EVD_OUT_OF_SCOPE
 }
 
-var callIAClose = dat12.NewCall("dat_ia_close")
+var callIAClose = dat12.NewCall("dat_ia_close", dat12.Args{})
 
 //export go_dat_ia_close
 func go_dat_ia_close(h C.godat_handle, flags C.DAT_CLOSE_FLAGS) (ret C.DAT_RETURN) {
@@ -123,12 +123,12 @@ func go_dat_ia_close(h C.godat_handle, flags C.DAT_CLOSE_FLAGS) (ret C.DAT_RETUR
 		return datReturn(c, err)
 	}
 	if flags != C.DAT_CLOSE_ABRUPT_FLAG && flags != C.DAT_CLOSE_GRACEFUL_FLAG {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	return datReturn(c, ia.Close(flags == C.DAT_CLOSE_GRACEFUL_FLAG))
 }
 
-var callDATSGetIAHandle = dat12.NewCall("dats_get_ia_handle")
+var callDATSGetIAHandle = dat12.NewCall("dats_get_ia_handle", dat12.Args{})
 
 //export go_dats_get_ia_handle
 func go_dats_get_ia_handle(h C.godat_handle, out *C.DAT_IA_HANDLE) (ret C.DAT_RETURN) {
@@ -139,13 +139,13 @@ func go_dats_get_ia_handle(h C.godat_handle, out *C.DAT_IA_HANDLE) (ret C.DAT_RE
 		return datReturn(c, err)
 	}
 	if out == nil {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	*out = handleOf(ia)
 	return C.DAT_SUCCESS
 }
 
-var callIAQuery = dat12.NewCall("dat_ia_query")
+var callIAQuery = dat12.NewCall("dat_ia_query", dat12.Args{})
 
 //export go_dat_ia_query
 func go_dat_ia_query(h C.godat_handle, asyncEVD *C.DAT_EVD_HANDLE, iaMask C.DAT_IA_ATTR_MASK, iaAttr *C.DAT_IA_ATTR,
@@ -158,13 +158,13 @@ func go_dat_ia_query(h C.godat_handle, asyncEVD *C.DAT_EVD_HANDLE, iaMask C.DAT_
 	}
 	switch {
 	case iaMask&^C.DAT_IA_ALL != 0:
-		return datReturn(c, core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	case iaMask != 0 && iaAttr == nil:
-		return datReturn(c, core.ErrArg(4))
+		return datReturn(c, dat12.ArgAt(4))
 	case provMask&^C.DAT_PROVIDER_FIELD_ALL != 0:
-		return datReturn(c, core.ErrArg(5))
+		return datReturn(c, dat12.ArgAt(5))
 	case provMask != 0 && provAttr == nil:
-		return datReturn(c, core.ErrArg(6))
+		return datReturn(c, dat12.ArgAt(6))
 	}
 	if asyncEVD != nil {
 		handleOut(asyncEVD, asyncHandle(ia))

@@ -12,7 +12,7 @@ import (
 	"godat/export/dat12"
 )
 
-var callLMRCreate = dat12.NewCall("dat_lmr_create")
+var callLMRCreate = dat12.NewCall("dat_lmr_create", dat12.Args{core.ArgRegion: 3, core.ArgLength: 4, core.ArgMemPriv: 6})
 
 //export go_dat_lmr_create
 func go_dat_lmr_create(h C.godat_handle, memType C.DAT_MEM_TYPE, region *C.DAT_REGION_DESCRIPTION, length C.DAT_VLEN,
@@ -29,7 +29,7 @@ func go_dat_lmr_create(h C.godat_handle, memType C.DAT_MEM_TYPE, region *C.DAT_R
 		return datReturn(c, err)
 	}
 	if out == nil {
-		return datReturn(c, core.ErrArg(7))
+		return datReturn(c, dat12.ArgAt(7))
 	}
 	r, err := dat12.LMRRegion(uint32(memType), unsafe.Pointer(region))
 	if err != nil {
@@ -55,7 +55,7 @@ func go_dat_lmr_create(h C.godat_handle, memType C.DAT_MEM_TYPE, region *C.DAT_R
 	return C.DAT_SUCCESS
 }
 
-var callLMRQuery = dat12.NewCall("dat_lmr_query")
+var callLMRQuery = dat12.NewCall("dat_lmr_query", dat12.Args{})
 
 //export go_dat_lmr_query
 func go_dat_lmr_query(h C.godat_handle, mask C.DAT_LMR_PARAM_MASK, out *C.DAT_LMR_PARAM) (ret C.DAT_RETURN) {
@@ -66,10 +66,10 @@ func go_dat_lmr_query(h C.godat_handle, mask C.DAT_LMR_PARAM_MASK, out *C.DAT_LM
 		return datReturn(c, err)
 	}
 	if mask&^C.DAT_LMR_FIELD_ALL != 0 {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	if out == nil {
-		return datReturn(c, core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	}
 	i, err := l.Query()
 	if err != nil {
@@ -79,7 +79,7 @@ func go_dat_lmr_query(h C.godat_handle, mask C.DAT_LMR_PARAM_MASK, out *C.DAT_LM
 	return C.DAT_SUCCESS
 }
 
-var callLMRFree = dat12.NewCall("dat_lmr_free")
+var callLMRFree = dat12.NewCall("dat_lmr_free", dat12.Args{})
 
 //export go_dat_lmr_free
 func go_dat_lmr_free(h C.godat_handle) (ret C.DAT_RETURN) {
@@ -98,12 +98,12 @@ func syncRDMA(c *dat12.Call, h C.godat_handle, iov *C.DAT_LMR_TRIPLET, n C.DAT_V
 		return datReturn(c, err)
 	}
 	if iov == nil || n == 0 || n > 1<<20 {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	return datReturn(c, ia.SyncRDMA(dat12.Segments(unsafe.Pointer(iov), int(n))))
 }
 
-var callLMRSyncRDMARead = dat12.NewCall("dat_lmr_sync_rdma_read")
+var callLMRSyncRDMARead = dat12.NewCall("dat_lmr_sync_rdma_read", dat12.Args{core.ArgLocalIOV: 2})
 
 //export go_dat_lmr_sync_rdma_read
 func go_dat_lmr_sync_rdma_read(h C.godat_handle, iov *C.DAT_LMR_TRIPLET, n C.DAT_VLEN) (ret C.DAT_RETURN) {
@@ -112,7 +112,7 @@ func go_dat_lmr_sync_rdma_read(h C.godat_handle, iov *C.DAT_LMR_TRIPLET, n C.DAT
 	return syncRDMA(c, h, iov, n)
 }
 
-var callLMRSyncRDMAWrite = dat12.NewCall("dat_lmr_sync_rdma_write")
+var callLMRSyncRDMAWrite = dat12.NewCall("dat_lmr_sync_rdma_write", dat12.Args{core.ArgLocalIOV: 2})
 
 //export go_dat_lmr_sync_rdma_write
 func go_dat_lmr_sync_rdma_write(h C.godat_handle, iov *C.DAT_LMR_TRIPLET, n C.DAT_VLEN) (ret C.DAT_RETURN) {

@@ -12,7 +12,7 @@ import (
 	"godat/export/dat12"
 )
 
-var callPZCreate = dat12.NewCall("dat_pz_create")
+var callPZCreate = dat12.NewCall("dat_pz_create", dat12.Args{})
 
 //export go_dat_pz_create
 func go_dat_pz_create(h C.godat_handle, out *C.DAT_PZ_HANDLE) (ret C.DAT_RETURN) {
@@ -23,7 +23,7 @@ func go_dat_pz_create(h C.godat_handle, out *C.DAT_PZ_HANDLE) (ret C.DAT_RETURN)
 		return datReturn(c, err)
 	}
 	if out == nil {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	pz, err := ia.CreatePZ()
 	if err != nil {
@@ -33,7 +33,7 @@ func go_dat_pz_create(h C.godat_handle, out *C.DAT_PZ_HANDLE) (ret C.DAT_RETURN)
 	return C.DAT_SUCCESS
 }
 
-var callPZQuery = dat12.NewCall("dat_pz_query")
+var callPZQuery = dat12.NewCall("dat_pz_query", dat12.Args{})
 
 //export go_dat_pz_query
 func go_dat_pz_query(h C.godat_handle, mask C.DAT_PZ_PARAM_MASK, out *C.DAT_PZ_PARAM) (ret C.DAT_RETURN) {
@@ -44,16 +44,16 @@ func go_dat_pz_query(h C.godat_handle, mask C.DAT_PZ_PARAM_MASK, out *C.DAT_PZ_P
 		return datReturn(c, err)
 	}
 	if mask&^C.DAT_PZ_FIELD_ALL != 0 {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	if out == nil {
-		return datReturn(c, core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	}
 	dat12.PutPZParam(unsafe.Pointer(out), pz)
 	return C.DAT_SUCCESS
 }
 
-var callPZFree = dat12.NewCall("dat_pz_free")
+var callPZFree = dat12.NewCall("dat_pz_free", dat12.Args{})
 
 //export go_dat_pz_free
 func go_dat_pz_free(h C.godat_handle) (ret C.DAT_RETURN) {

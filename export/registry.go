@@ -40,17 +40,17 @@ func providerName(info *C.DAT_PROVIDER_INFO) *C.char {
 	return &info.ia_name[0]
 }
 
-var callRegistryAddProvider = dat12.NewCall("dat_registry_add_provider")
+var callRegistryAddProvider = dat12.NewCall("dat_registry_add_provider", dat12.Args{})
 
 //export go_dat_registry_add_provider
 func go_dat_registry_add_provider(p *C.DAT_PROVIDER, info *C.DAT_PROVIDER_INFO) (ret C.DAT_RETURN) {
 	c := callRegistryAddProvider
 	defer c.DoneName((*uint32)(&ret), unsafe.Pointer(providerName(info)))
 	if p == nil {
-		return datReturn(c, core.ErrArg(1))
+		return datReturn(c, dat12.ArgAt(1))
 	}
 	if info == nil || info.ia_name[0] == 0 {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	name := C.GoStringN(&info.ia_name[0], C.int(C.strnlen(&info.ia_name[0], C.DAT_NAME_MAX_LENGTH)))
 	r := &dynamicRegistry
@@ -66,17 +66,17 @@ func go_dat_registry_add_provider(p *C.DAT_PROVIDER, info *C.DAT_PROVIDER_INFO) 
 	return C.DAT_SUCCESS
 }
 
-var callRegistryRemoveProvider = dat12.NewCall("dat_registry_remove_provider")
+var callRegistryRemoveProvider = dat12.NewCall("dat_registry_remove_provider", dat12.Args{})
 
 //export go_dat_registry_remove_provider
 func go_dat_registry_remove_provider(p *C.DAT_PROVIDER, info *C.DAT_PROVIDER_INFO) (ret C.DAT_RETURN) {
 	c := callRegistryRemoveProvider
 	defer c.DoneName((*uint32)(&ret), unsafe.Pointer(providerName(info)))
 	if p == nil {
-		return datReturn(c, core.ErrArg(1))
+		return datReturn(c, dat12.ArgAt(1))
 	}
 	if info == nil {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	name := C.GoStringN(&info.ia_name[0], C.int(C.strnlen(&info.ia_name[0], C.DAT_NAME_MAX_LENGTH)))
 	r := &dynamicRegistry
@@ -84,20 +84,20 @@ func go_dat_registry_remove_provider(p *C.DAT_PROVIDER, info *C.DAT_PROVIDER_INF
 	defer r.Unlock()
 	d, ok := r.byName[name]
 	if !ok || d.provider != uintptr(unsafe.Pointer(p)) {
-		return datReturn(c, core.ErrArg(1))
+		return datReturn(c, dat12.ArgAt(1))
 	}
 	delete(r.byName, name)
 	return C.DAT_SUCCESS
 }
 
-var callRegistryListProviders = dat12.NewCall("dat_registry_list_providers")
+var callRegistryListProviders = dat12.NewCall("dat_registry_list_providers", dat12.Args{})
 
 //export go_dat_registry_list_providers
 func go_dat_registry_list_providers(max C.DAT_COUNT, n *C.DAT_COUNT, list **C.DAT_PROVIDER_INFO) (ret C.DAT_RETURN) {
 	c := callRegistryListProviders
 	defer c.DoneName((*uint32)(&ret), nil)
 	if n == nil {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	reg, err := core.LoadRegistry(core.RegistryPaths(sysconfdir))
 	if err != nil {
@@ -131,18 +131,18 @@ func go_dat_registry_list_providers(max C.DAT_COUNT, n *C.DAT_COUNT, list **C.DA
 	// at all is refused, and the references blame argument 1 for it.
 	if max == 0 {
 		*n = C.DAT_COUNT(len(infos))
-		return datReturn(c, core.ErrArg(1))
+		return datReturn(c, dat12.ArgAt(1))
 	}
 	if max < 0 || list == nil {
 		*n = C.DAT_COUNT(len(infos))
-		return datReturn(c, core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	}
 	k := min(int(max), len(infos))
 	dst := unsafe.Slice(list, k)
 	for i := range dst {
 		if dst[i] == nil {
 			*n = C.DAT_COUNT(len(infos))
-			return datReturn(c, core.ErrArg(3))
+			return datReturn(c, dat12.ArgAt(3))
 		}
 	}
 	for i := range dst {

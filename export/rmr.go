@@ -12,7 +12,7 @@ import (
 	"godat/export/dat12"
 )
 
-var callRMRCreate = dat12.NewCall("dat_rmr_create")
+var callRMRCreate = dat12.NewCall("dat_rmr_create", dat12.Args{})
 
 //export go_dat_rmr_create
 func go_dat_rmr_create(pzh C.godat_handle, out *C.DAT_RMR_HANDLE) (ret C.DAT_RETURN) {
@@ -23,7 +23,7 @@ func go_dat_rmr_create(pzh C.godat_handle, out *C.DAT_RMR_HANDLE) (ret C.DAT_RET
 		return datReturn(c, err)
 	}
 	if out == nil {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	r, err := pz.CreateRMR()
 	if err != nil {
@@ -33,7 +33,7 @@ func go_dat_rmr_create(pzh C.godat_handle, out *C.DAT_RMR_HANDLE) (ret C.DAT_RET
 	return C.DAT_SUCCESS
 }
 
-var callRMRQuery = dat12.NewCall("dat_rmr_query")
+var callRMRQuery = dat12.NewCall("dat_rmr_query", dat12.Args{})
 
 //export go_dat_rmr_query
 func go_dat_rmr_query(h C.godat_handle, mask C.DAT_RMR_PARAM_MASK, out *C.DAT_RMR_PARAM) (ret C.DAT_RETURN) {
@@ -44,10 +44,10 @@ func go_dat_rmr_query(h C.godat_handle, mask C.DAT_RMR_PARAM_MASK, out *C.DAT_RM
 		return datReturn(c, err)
 	}
 	if mask&^C.DAT_RMR_FIELD_ALL != 0 {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	if out == nil {
-		return datReturn(c, core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	}
 	i, err := r.Query()
 	if err != nil {
@@ -57,7 +57,7 @@ func go_dat_rmr_query(h C.godat_handle, mask C.DAT_RMR_PARAM_MASK, out *C.DAT_RM
 	return C.DAT_SUCCESS
 }
 
-var callRMRBind = dat12.NewCall("dat_rmr_bind")
+var callRMRBind = dat12.NewCall("dat_rmr_bind", dat12.Args{core.ArgLocalIOV: 2, core.ArgMemPriv: 3, core.ArgCompletionFlags: 6})
 
 //export go_dat_rmr_bind
 func go_dat_rmr_bind(h C.godat_handle, triplet *C.DAT_LMR_TRIPLET, priv C.DAT_MEM_PRIV_FLAGS, eph C.godat_handle,
@@ -73,10 +73,10 @@ func go_dat_rmr_bind(h C.godat_handle, triplet *C.DAT_LMR_TRIPLET, priv C.DAT_ME
 		return datReturn(c, err)
 	}
 	if triplet == nil {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	if out == nil {
-		return datReturn(c, core.ErrArg(7))
+		return datReturn(c, dat12.ArgAt(7))
 	}
 	seg := dat12.Segments(unsafe.Pointer(triplet), 1)[0]
 	ctx, err := r.Bind(seg, core.MemPriv(priv), ep, uint64(cookie), core.CompletionFlags(flags))
@@ -87,7 +87,7 @@ func go_dat_rmr_bind(h C.godat_handle, triplet *C.DAT_LMR_TRIPLET, priv C.DAT_ME
 	return C.DAT_SUCCESS
 }
 
-var callRMRFree = dat12.NewCall("dat_rmr_free")
+var callRMRFree = dat12.NewCall("dat_rmr_free", dat12.Args{})
 
 //export go_dat_rmr_free
 func go_dat_rmr_free(h C.godat_handle) (ret C.DAT_RETURN) {

@@ -25,7 +25,7 @@ func createPSP(h C.godat_handle, qual uint64, any bool, evdh C.godat_handle, fla
 	return ia.CreatePSP(qual, any, evd, core.PSPFlags(flags))
 }
 
-var callPSPCreate = dat12.NewCall("dat_psp_create")
+var callPSPCreate = dat12.NewCall("dat_psp_create", dat12.Args{core.ArgPSPFlags: 4})
 
 //export go_dat_psp_create
 func go_dat_psp_create(h C.godat_handle, qual C.DAT_CONN_QUAL, evdh C.godat_handle, flags C.DAT_PSP_FLAGS, out *C.DAT_PSP_HANDLE) (ret C.DAT_RETURN) {
@@ -35,7 +35,7 @@ func go_dat_psp_create(h C.godat_handle, qual C.DAT_CONN_QUAL, evdh C.godat_hand
 		if _, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA); err != nil {
 			return datReturn(c, err)
 		}
-		return datReturn(c, core.ErrArg(5))
+		return datReturn(c, dat12.ArgAt(5))
 	}
 	p, _, err := createPSP(h, uint64(qual), false, evdh, flags)
 	if err != nil {
@@ -45,7 +45,7 @@ func go_dat_psp_create(h C.godat_handle, qual C.DAT_CONN_QUAL, evdh C.godat_hand
 	return C.DAT_SUCCESS
 }
 
-var callPSPCreateAny = dat12.NewCall("dat_psp_create_any")
+var callPSPCreateAny = dat12.NewCall("dat_psp_create_any", dat12.Args{core.ArgPSPFlags: 4})
 
 //export go_dat_psp_create_any
 func go_dat_psp_create_any(h C.godat_handle, qual *C.DAT_CONN_QUAL, evdh C.godat_handle, flags C.DAT_PSP_FLAGS, out *C.DAT_PSP_HANDLE) (ret C.DAT_RETURN) {
@@ -55,10 +55,10 @@ func go_dat_psp_create_any(h C.godat_handle, qual *C.DAT_CONN_QUAL, evdh C.godat
 		return datReturn(c, err)
 	}
 	if qual == nil {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	if out == nil {
-		return datReturn(c, core.ErrArg(5))
+		return datReturn(c, dat12.ArgAt(5))
 	}
 	p, q, err := createPSP(h, 0, true, evdh, flags)
 	if err != nil {
@@ -69,7 +69,7 @@ func go_dat_psp_create_any(h C.godat_handle, qual *C.DAT_CONN_QUAL, evdh C.godat
 	return C.DAT_SUCCESS
 }
 
-var callPSPQuery = dat12.NewCall("dat_psp_query")
+var callPSPQuery = dat12.NewCall("dat_psp_query", dat12.Args{})
 
 //export go_dat_psp_query
 func go_dat_psp_query(h C.godat_handle, mask C.DAT_PSP_PARAM_MASK, out *C.DAT_PSP_PARAM) (ret C.DAT_RETURN) {
@@ -80,10 +80,10 @@ func go_dat_psp_query(h C.godat_handle, mask C.DAT_PSP_PARAM_MASK, out *C.DAT_PS
 		return datReturn(c, err)
 	}
 	if mask&^C.DAT_PSP_FIELD_ALL != 0 {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	if out == nil {
-		return datReturn(c, core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	}
 	q, err := p.Query()
 	if err != nil {
@@ -93,7 +93,7 @@ func go_dat_psp_query(h C.godat_handle, mask C.DAT_PSP_PARAM_MASK, out *C.DAT_PS
 	return C.DAT_SUCCESS
 }
 
-var callPSPFree = dat12.NewCall("dat_psp_free")
+var callPSPFree = dat12.NewCall("dat_psp_free", dat12.Args{})
 
 //export go_dat_psp_free
 func go_dat_psp_free(h C.godat_handle) (ret C.DAT_RETURN) {
@@ -106,7 +106,7 @@ func go_dat_psp_free(h C.godat_handle) (ret C.DAT_RETURN) {
 	return datReturn(c, p.Free())
 }
 
-var callRSPCreate = dat12.NewCall("dat_rsp_create")
+var callRSPCreate = dat12.NewCall("dat_rsp_create", dat12.Args{})
 
 //export go_dat_rsp_create
 func go_dat_rsp_create(h C.godat_handle, qual C.DAT_CONN_QUAL, eph C.godat_handle, evdh C.godat_handle, out *C.DAT_RSP_HANDLE) (ret C.DAT_RETURN) {
@@ -125,7 +125,7 @@ func go_dat_rsp_create(h C.godat_handle, qual C.DAT_CONN_QUAL, eph C.godat_handl
 		return datReturn(c, err)
 	}
 	if out == nil {
-		return datReturn(c, core.ErrArg(5))
+		return datReturn(c, dat12.ArgAt(5))
 	}
 	r, err := ia.CreateRSP(uint64(qual), ep, evd)
 	if err != nil {
@@ -135,7 +135,7 @@ func go_dat_rsp_create(h C.godat_handle, qual C.DAT_CONN_QUAL, eph C.godat_handl
 	return C.DAT_SUCCESS
 }
 
-var callRSPQuery = dat12.NewCall("dat_rsp_query")
+var callRSPQuery = dat12.NewCall("dat_rsp_query", dat12.Args{})
 
 //export go_dat_rsp_query
 func go_dat_rsp_query(h C.godat_handle, mask C.DAT_RSP_PARAM_MASK, out *C.DAT_RSP_PARAM) (ret C.DAT_RETURN) {
@@ -146,10 +146,10 @@ func go_dat_rsp_query(h C.godat_handle, mask C.DAT_RSP_PARAM_MASK, out *C.DAT_RS
 		return datReturn(c, err)
 	}
 	if mask&^C.DAT_RSP_FIELD_ALL != 0 {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	if out == nil {
-		return datReturn(c, core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	}
 	q, err := r.Query()
 	if err != nil {
@@ -159,7 +159,7 @@ func go_dat_rsp_query(h C.godat_handle, mask C.DAT_RSP_PARAM_MASK, out *C.DAT_RS
 	return C.DAT_SUCCESS
 }
 
-var callRSPFree = dat12.NewCall("dat_rsp_free")
+var callRSPFree = dat12.NewCall("dat_rsp_free", dat12.Args{})
 
 //export go_dat_rsp_free
 func go_dat_rsp_free(h C.godat_handle) (ret C.DAT_RETURN) {
@@ -176,7 +176,7 @@ func crOf(h C.godat_handle) (*core.CR, error) {
 	return lookup[*core.CR](h, core.TypeCR, core.SubHandleCR)
 }
 
-var callCRQuery = dat12.NewCall("dat_cr_query")
+var callCRQuery = dat12.NewCall("dat_cr_query", dat12.Args{})
 
 //export go_dat_cr_query
 func go_dat_cr_query(h C.godat_handle, mask C.DAT_CR_PARAM_MASK, out *C.DAT_CR_PARAM) (ret C.DAT_RETURN) {
@@ -187,10 +187,10 @@ func go_dat_cr_query(h C.godat_handle, mask C.DAT_CR_PARAM_MASK, out *C.DAT_CR_P
 		return datReturn(c, err)
 	}
 	if mask&^C.DAT_CR_FIELD_ALL != 0 {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	if out == nil {
-		return datReturn(c, core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	}
 	q, err := cr.Query()
 	if err != nil {
@@ -200,7 +200,7 @@ func go_dat_cr_query(h C.godat_handle, mask C.DAT_CR_PARAM_MASK, out *C.DAT_CR_P
 	return C.DAT_SUCCESS
 }
 
-var callCRAccept = dat12.NewCall("dat_cr_accept")
+var callCRAccept = dat12.NewCall("dat_cr_accept", dat12.Args{core.ArgPrivateData: 3})
 
 //export go_dat_cr_accept
 func go_dat_cr_accept(h C.godat_handle, eph C.godat_handle, psize C.DAT_COUNT, pdata C.DAT_PVOID) (ret C.DAT_RETURN) {
@@ -215,12 +215,12 @@ func go_dat_cr_accept(h C.godat_handle, eph C.godat_handle, psize C.DAT_COUNT, p
 		return datReturn(c, err)
 	}
 	if psize < 0 || psize > 0 && pdata == nil {
-		return datReturn(c, core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	}
 	return datReturn(c, cr.Accept(ep, cabi.GoBytes(unsafe.Pointer(pdata), int(psize))))
 }
 
-var callCRReject = dat12.NewCall("dat_cr_reject")
+var callCRReject = dat12.NewCall("dat_cr_reject", dat12.Args{})
 
 //export go_dat_cr_reject
 func go_dat_cr_reject(h C.godat_handle) (ret C.DAT_RETURN) {
@@ -233,7 +233,7 @@ func go_dat_cr_reject(h C.godat_handle) (ret C.DAT_RETURN) {
 	return datReturn(c, cr.Reject())
 }
 
-var callCRHandoff = dat12.NewCall("dat_cr_handoff")
+var callCRHandoff = dat12.NewCall("dat_cr_handoff", dat12.Args{core.ArgConnQual: 2})
 
 //export go_dat_cr_handoff
 func go_dat_cr_handoff(h C.godat_handle, qual C.DAT_CONN_QUAL) (ret C.DAT_RETURN) {

@@ -14,7 +14,7 @@ import (
 
 // Shared receive queues: dat_srq_* and the SRQ parameters of DAT 1.2.
 
-var callSRQCreate = dat12.NewCall("dat_srq_create")
+var callSRQCreate = dat12.NewCall("dat_srq_create", dat12.Args{core.ArgSRQAttr: 3})
 
 //export go_dat_srq_create
 func go_dat_srq_create(h C.godat_handle, pzh C.godat_handle, attr *C.DAT_SRQ_ATTR, out *C.DAT_SRQ_HANDLE) (ret C.DAT_RETURN) {
@@ -29,10 +29,10 @@ func go_dat_srq_create(h C.godat_handle, pzh C.godat_handle, attr *C.DAT_SRQ_ATT
 		return datReturn(c, err)
 	}
 	if attr == nil {
-		return datReturn(c, core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	}
 	if out == nil {
-		return datReturn(c, core.ErrArg(4))
+		return datReturn(c, dat12.ArgAt(4))
 	}
 	s, err := ia.CreateSRQ(pz, dat12.SRQAttrFromC(unsafe.Pointer(attr)))
 	if err != nil {
@@ -46,7 +46,7 @@ func srqOf(h C.godat_handle) (*core.SRQ, error) {
 	return lookup[*core.SRQ](h, core.TypeSRQ, core.SubHandleSRQ)
 }
 
-var callSRQFree = dat12.NewCall("dat_srq_free")
+var callSRQFree = dat12.NewCall("dat_srq_free", dat12.Args{})
 
 //export go_dat_srq_free
 func go_dat_srq_free(h C.godat_handle) (ret C.DAT_RETURN) {
@@ -59,7 +59,7 @@ func go_dat_srq_free(h C.godat_handle) (ret C.DAT_RETURN) {
 	return datReturn(c, s.Free())
 }
 
-var callSRQPostRecv = dat12.NewCall("dat_srq_post_recv")
+var callSRQPostRecv = dat12.NewCall("dat_srq_post_recv", dat12.Args{core.ArgSegmentCount: 2, core.ArgLocalIOV: 3})
 
 //export go_dat_srq_post_recv
 func go_dat_srq_post_recv(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64) (ret C.DAT_RETURN) {
@@ -76,7 +76,7 @@ func go_dat_srq_post_recv(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLE
 	return datReturn(c, s.PostRecv(segs, uint64(cookie)))
 }
 
-var callSRQQuery = dat12.NewCall("dat_srq_query")
+var callSRQQuery = dat12.NewCall("dat_srq_query", dat12.Args{})
 
 //export go_dat_srq_query
 func go_dat_srq_query(h C.godat_handle, mask C.DAT_SRQ_PARAM_MASK, out *C.DAT_SRQ_PARAM) (ret C.DAT_RETURN) {
@@ -87,10 +87,10 @@ func go_dat_srq_query(h C.godat_handle, mask C.DAT_SRQ_PARAM_MASK, out *C.DAT_SR
 		return datReturn(c, err)
 	}
 	if mask&^C.DAT_SRQ_FIELD_ALL != 0 {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	if out == nil {
-		return datReturn(c, core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	}
 	p, err := s.Query()
 	if err != nil {
@@ -100,7 +100,7 @@ func go_dat_srq_query(h C.godat_handle, mask C.DAT_SRQ_PARAM_MASK, out *C.DAT_SR
 	return C.DAT_SUCCESS
 }
 
-var callSRQResize = dat12.NewCall("dat_srq_resize")
+var callSRQResize = dat12.NewCall("dat_srq_resize", dat12.Args{core.ArgQLen: 2})
 
 //export go_dat_srq_resize
 func go_dat_srq_resize(h C.godat_handle, n C.DAT_COUNT) (ret C.DAT_RETURN) {
@@ -113,7 +113,7 @@ func go_dat_srq_resize(h C.godat_handle, n C.DAT_COUNT) (ret C.DAT_RETURN) {
 	return datReturn(c, s.Resize(int(n)))
 }
 
-var callSRQSetLW = dat12.NewCall("dat_srq_set_lw")
+var callSRQSetLW = dat12.NewCall("dat_srq_set_lw", dat12.Args{core.ArgLowWatermark: 2})
 
 //export go_dat_srq_set_lw
 func go_dat_srq_set_lw(h C.godat_handle, n C.DAT_COUNT) (ret C.DAT_RETURN) {

@@ -6,11 +6,10 @@ package main
 import "C"
 
 import (
-	"godat/core"
 	"godat/export/dat12"
 )
 
-var callStrerror = dat12.NewCall("dat_strerror")
+var callStrerror = dat12.NewCall("dat_strerror", dat12.Args{})
 
 //export go_dat_strerror
 func go_dat_strerror(value C.DAT_RETURN, major, minor **C.char) (ret C.DAT_RETURN) {
@@ -18,14 +17,14 @@ func go_dat_strerror(value C.DAT_RETURN, major, minor **C.char) (ret C.DAT_RETUR
 	defer c.DoneName((*uint32)(&ret), nil)
 	mj, mn, ok := dat12.Strerror(uint32(value))
 	if major == nil {
-		return datReturn(c, core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	*major = (*C.char)(mj)
 	if minor != nil {
 		*minor = (*C.char)(mn)
 	}
 	if !ok {
-		return datReturn(c, core.ErrArg(1))
+		return datReturn(c, dat12.ArgAt(1))
 	}
 	return C.DAT_SUCCESS
 }

@@ -20,7 +20,7 @@ func Agent(p unsafe.Pointer, n int) ([2]uint64, error) {
 	}
 	v := *(*[2]uint64)(p)
 	if v[0] != 0 && v[1] == 0 {
-		return v, core.ErrArg(n)
+		return v, ArgAt(n)
 	}
 	return v, nil
 }

@@ -91,7 +91,7 @@ func EPModifyFromC(mask uint64, in unsafe.Pointer, cur core.EPAttr) (core.EPAttr
 	if mask&C.DAT_EP_FIELD_PZ_HANDLE != 0 {
 		hs.SetPZ = true
 		if hs.PZ, err = cabi.Lookup[*core.PZ](cabi.HandleIn(&p.pz_handle), core.TypePZ, core.SubHandlePZ); err != nil {
-			return cur, hs, core.ErrArg(3)
+			return cur, hs, ArgAt(3)
 		}
 	}
 	for _, f := range []struct {
@@ -107,7 +107,7 @@ func EPModifyFromC(mask uint64, in unsafe.Pointer, cur core.EPAttr) (core.EPAttr
 		}
 		*f.set = true
 		if *f.evd, err = cabi.LookupOptional[*core.EVD](f.h, core.TypeEVD, core.SubNone); err != nil {
-			return cur, hs, core.ErrArg(3)
+			return cur, hs, ArgAt(3)
 		}
 	}
 	n := EPAttrFromC(unsafe.Pointer(&p.ep_attr))
@@ -139,7 +139,7 @@ func EPModifyFromC(mask uint64, in unsafe.Pointer, cur core.EPAttr) (core.EPAttr
 // undefined bits are an invalid argument at position arg.
 func CheckQoS(qos uint32, arg int) error {
 	if qos&^(C.DAT_QOS_BEST_EFFORT|C.DAT_QOS_HIGH_THROUGHPUT|C.DAT_QOS_LOW_LATENCY|C.DAT_QOS_ECONOMY|C.DAT_QOS_PREMIUM) != 0 {
-		return core.ErrArg(arg)
+		return ArgAt(arg)
 	}
 	if qos != C.DAT_QOS_BEST_EFFORT {
 		return core.ErrModelNotSupported

@@ -23,7 +23,7 @@ func LMRRegion(memType uint32, region unsafe.Pointer) (core.LMRRegion, error) {
 		return core.LMRRegion{Type: core.MemVirtual, Addr: words[0]}, nil
 	case C.DAT_MEM_TYPE_SHARED_VIRTUAL:
 		if words[1] == 0 {
-			return core.LMRRegion{}, core.ErrArg(3)
+			return core.LMRRegion{}, ArgAt(3)
 		}
 		return core.LMRRegion{Type: core.MemSharedVirtual, Addr: words[0], Cookie: cookieAt(uintptr(words[1]))}, nil
 	case C.DAT_MEM_TYPE_LMR:
@@ -76,7 +76,7 @@ func Segments(iov unsafe.Pointer, n int) []core.Segment {
 // as segments.
 func IOV(iov unsafe.Pointer, n int32) ([]core.Segment, error) {
 	if n < 0 || n > 0 && iov == nil {
-		return nil, core.ErrArg(2)
+		return nil, ArgAt(2)
 	}
 	return Segments(iov, int(n)), nil
 }
