@@ -224,7 +224,7 @@ func (ia *IA) liveLocked() error {
 // asyncError posts an asynchronous error event about target. It runs in
 // sinks under a QP's lock, so it must not take ia.mu (ia.mu is held around
 // QP destruction); asyncEVD is set once in OpenIA and never changes.
-func (ia *IA) asyncError(num EventNumber, target Obj, reason uint32) {
+func (ia *IA) asyncError(num EventNumber, target Obj, reason AsyncReason) {
 	evd := ia.asyncEVD
 	if evd != nil {
 		evd.push(&Event{Number: num, Target: target, Reason: reason, notify: true})

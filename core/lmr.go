@@ -19,17 +19,18 @@ const (
 	MemSharedVirtual
 )
 
-// MemPriv are DAT memory privileges; the values are the DAT flag bits,
-// shared by both DAT ABIs.
+// MemPriv are memory privileges. The bits are core's; an export layer
+// converts its ABI's flags (and refuses bits it does not know).
 type MemPriv uint32
 
 // Memory privileges.
 const (
-	PrivLocalRead   MemPriv = 0x01
-	PrivRemoteRead  MemPriv = 0x02
-	PrivLocalWrite  MemPriv = 0x10
-	PrivRemoteWrite MemPriv = 0x20
-	PrivAll         MemPriv = 0x33
+	PrivLocalRead MemPriv = 1 << iota
+	PrivLocalWrite
+	PrivRemoteRead
+	PrivRemoteWrite
+
+	PrivAll = PrivLocalRead | PrivLocalWrite | PrivRemoteRead | PrivRemoteWrite
 )
 
 // access is what the transport registers for p. Local read is always

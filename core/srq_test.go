@@ -156,7 +156,7 @@ func TestSRQQueryExample(t *testing.T) {
 	require.Equal(t, 0, p.sep.Held())
 }
 
-func asyncIs(t *testing.T, s *side, target Obj, reason uint32) {
+func asyncIs(t *testing.T, s *side, target Obj, reason AsyncReason) {
 	t.Helper()
 	ev := next(t, s.async)
 	require.Equal(t, EventAsyncEPBroken, ev.Number)

@@ -50,7 +50,10 @@ func createEP(c *dat12.Call, h C.godat_handle, pzh C.godat_handle, recv, req, co
 		return datReturn(c, dat12.ArgAt(7))
 	}
 	if attr != nil {
-		a := dat12.EPAttrFromC(unsafe.Pointer(attr))
+		a, ok := dat12.EPAttrFromC(unsafe.Pointer(attr))
+		if !ok {
+			return datReturn(c, core.ErrArg(core.ArgEPAttr))
+		}
 		cfg.Attr = &a
 	}
 	ep, err := ia.CreateEP(cfg)
@@ -217,17 +220,22 @@ func go_dat_ep_disconnect(h C.godat_handle, flags C.DAT_CLOSE_FLAGS) (ret C.DAT_
 }
 
 // postArgs checks what the four post calls share, in the order their
-// pages list the arguments: the EP handle, then the local IOV.
-func postArgs(h C.godat_handle, iov *C.DAT_LMR_TRIPLET, n C.DAT_COUNT) (*core.EP, []core.Segment, error) {
+// pages list the arguments: the EP handle, the local IOV, then the
+// completion flags (which core would check first).
+func postArgs(h C.godat_handle, iov *C.DAT_LMR_TRIPLET, n C.DAT_COUNT, flags C.DAT_COMPLETION_FLAGS) (*core.EP, []core.Segment, core.CompletionFlags, error) {
 	ep, err := epOf(h)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	segs, err := dat12.IOV(unsafe.Pointer(iov), int32(n))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
-	return ep, segs, nil
+	f, ok := dat12.CompletionFlags(uint32(flags))
+	if !ok {
+		return nil, nil, 0, core.ErrArg(core.ArgCompletionFlags)
+	}
+	return ep, segs, f, nil
 }
 
 var callEPPostSend = dat12.NewCall("dat_ep_post_send", dat12.Args{core.ArgSegmentCount: 2, core.ArgLocalIOV: 3, core.ArgCompletionFlags: 5})
@@ -236,11 +244,11 @@ var callEPPostSend = dat12.NewCall("dat_ep_post_send", dat12.Args{core.ArgSegmen
 func go_dat_ep_post_send(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
 	c := callEPPostSend
 	defer c.Done((*uint32)(&ret), uintptr(h))
-	ep, segs, err := postArgs(h, iov, n)
+	ep, segs, f, err := postArgs(h, iov, n, flags)
 	if err != nil {
 		return datReturn(c, err)
 	}
-	return datReturn(c, ep.PostSend(segs, uint64(cookie), core.CompletionFlags(flags)))
+	return datReturn(c, ep.PostSend(segs, uint64(cookie), f))
 }
 
 var callEPPostRecv = dat12.NewCall("dat_ep_post_recv", dat12.Args{core.ArgSegmentCount: 2, core.ArgLocalIOV: 3, core.ArgCompletionFlags: 5})
@@ -249,11 +257,11 @@ var callEPPostRecv = dat12.NewCall("dat_ep_post_recv", dat12.Args{core.ArgSegmen
 func go_dat_ep_post_recv(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
 	c := callEPPostRecv
 	defer c.Done((*uint32)(&ret), uintptr(h))
-	ep, segs, err := postArgs(h, iov, n)
+	ep, segs, f, err := postArgs(h, iov, n, flags)
 	if err != nil {
 		return datReturn(c, err)
 	}
-	return datReturn(c, ep.PostRecv(segs, uint64(cookie), core.CompletionFlags(flags)))
+	return datReturn(c, ep.PostRecv(segs, uint64(cookie), f))
 }
 
 var callEPPostRDMARead = dat12.NewCall("dat_ep_post_rdma_read", dat12.Args{core.ArgSegmentCount: 2, core.ArgLocalIOV: 3, core.ArgCompletionFlags: 6})
@@ -262,14 +270,14 @@ var callEPPostRDMARead = dat12.NewCall("dat_ep_post_rdma_read", dat12.Args{core.
 func go_dat_ep_post_rdma_read(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, remote *C.DAT_RMR_TRIPLET, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
 	c := callEPPostRDMARead
 	defer c.Done((*uint32)(&ret), uintptr(h))
-	ep, segs, err := postArgs(h, iov, n)
+	ep, segs, f, err := postArgs(h, iov, n, flags)
 	if err != nil {
 		return datReturn(c, err)
 	}
 	if remote == nil {
 		return datReturn(c, dat12.ArgAt(5))
 	}
-	return datReturn(c, ep.PostRDMARead(segs, uint64(cookie), dat12.Remote(unsafe.Pointer(remote)), core.CompletionFlags(flags)))
+	return datReturn(c, ep.PostRDMARead(segs, uint64(cookie), dat12.Remote(unsafe.Pointer(remote)), f))
 }
 
 var callEPPostRDMAWrite = dat12.NewCall("dat_ep_post_rdma_write", dat12.Args{core.ArgSegmentCount: 2, core.ArgLocalIOV: 3, core.ArgCompletionFlags: 6})
@@ -278,14 +286,14 @@ var callEPPostRDMAWrite = dat12.NewCall("dat_ep_post_rdma_write", dat12.Args{cor
 func go_dat_ep_post_rdma_write(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, remote *C.DAT_RMR_TRIPLET, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
 	c := callEPPostRDMAWrite
 	defer c.Done((*uint32)(&ret), uintptr(h))
-	ep, segs, err := postArgs(h, iov, n)
+	ep, segs, f, err := postArgs(h, iov, n, flags)
 	if err != nil {
 		return datReturn(c, err)
 	}
 	if remote == nil {
 		return datReturn(c, dat12.ArgAt(5))
 	}
-	return datReturn(c, ep.PostRDMAWrite(segs, uint64(cookie), dat12.Remote(unsafe.Pointer(remote)), core.CompletionFlags(flags)))
+	return datReturn(c, ep.PostRDMAWrite(segs, uint64(cookie), dat12.Remote(unsafe.Pointer(remote)), f))
 }
 
 var callEPGetStatus = dat12.NewCall("dat_ep_get_status", dat12.Args{})

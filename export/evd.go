@@ -35,7 +35,7 @@ func go_dat_evd_create(h C.godat_handle, qlen C.DAT_COUNT, cnoh C.godat_handle, 
 	}
 	cf, ok := dat12.EVDFlags(uint32(flags))
 	if !ok {
-		return datReturn(c, dat12.ArgAt(4))
+		return datReturn(c, core.ErrArg(core.ArgEVDFlags))
 	}
 	evd, err := ia.CreateEVD(int(qlen), cf, cno)
 	if err != nil {

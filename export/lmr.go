@@ -35,7 +35,11 @@ func go_dat_lmr_create(h C.godat_handle, memType C.DAT_MEM_TYPE, region *C.DAT_R
 	if err != nil {
 		return datReturn(c, err)
 	}
-	lmr, info, err := ia.CreateLMR(r, uint64(length), pz, core.MemPriv(priv))
+	p, ok := dat12.MemPriv(uint32(priv))
+	if !ok {
+		return datReturn(c, core.ErrArg(core.ArgMemPriv))
+	}
+	lmr, info, err := ia.CreateLMR(r, uint64(length), pz, p)
 	if err != nil {
 		return datReturn(c, err)
 	}

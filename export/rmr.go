@@ -78,8 +78,17 @@ func go_dat_rmr_bind(h C.godat_handle, triplet *C.DAT_LMR_TRIPLET, priv C.DAT_ME
 	if out == nil {
 		return datReturn(c, dat12.ArgAt(7))
 	}
+	// core checks the privileges first, then the flags.
+	p, ok := dat12.MemPriv(uint32(priv))
+	if !ok {
+		return datReturn(c, core.ErrArg(core.ArgMemPriv))
+	}
+	f, ok := dat12.CompletionFlags(uint32(flags))
+	if !ok {
+		return datReturn(c, core.ErrArg(core.ArgCompletionFlags))
+	}
 	seg := dat12.Segments(unsafe.Pointer(triplet), 1)[0]
-	ctx, err := r.Bind(seg, core.MemPriv(priv), ep, uint64(cookie), core.CompletionFlags(flags))
+	ctx, err := r.Bind(seg, p, ep, uint64(cookie), f)
 	if err != nil {
 		return datReturn(c, err)
 	}

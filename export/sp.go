@@ -22,7 +22,11 @@ func createPSP(h C.godat_handle, qual uint64, any bool, evdh C.godat_handle, fla
 	if err != nil {
 		return nil, 0, err
 	}
-	return ia.CreatePSP(qual, any, evd, core.PSPFlags(flags))
+	f, ok := dat12.PSPFlags(uint32(flags))
+	if !ok {
+		return nil, 0, core.ErrArg(core.ArgPSPFlags)
+	}
+	return ia.CreatePSP(qual, any, evd, f)
 }
 
 var callPSPCreate = dat12.NewCall("dat_psp_create", dat12.Args{core.ArgPSPFlags: 4})

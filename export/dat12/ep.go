@@ -12,28 +12,50 @@ import (
 	"godat/export/cabi"
 )
 
-// EPAttrFromC reads the DAT_EP_ATTR at p.
-func EPAttrFromC(p unsafe.Pointer) core.EPAttr {
-	a := (*C.DAT_EP_ATTR)(p)
-	return core.EPAttr{
-		ServiceType: uint32(a.service_type), MaxMessageSize: uint64(a.max_message_size), MaxRDMASize: uint64(a.max_rdma_size),
-		QoS: uint32(a.qos), RecvCompletionFlags: core.CompletionFlags(a.recv_completion_flags),
-		RequestCompletionFlags: core.CompletionFlags(a.request_completion_flags),
-		MaxRecvDTOs:            int(a.max_recv_dtos), MaxRequestDTOs: int(a.max_request_dtos),
-		MaxRecvIOV: int(a.max_recv_iov), MaxRequestIOV: int(a.max_request_iov),
-		MaxRDMAReadIn: int(a.max_rdma_read_in), MaxRDMAReadOut: int(a.max_rdma_read_out),
-		SRQSoftHW: int(a.srq_soft_hw), MaxRDMAReadIOV: int(a.max_rdma_read_iov), MaxRDMAWriteIOV: int(a.max_rdma_write_iov),
+// EPAttrFromC reads the DAT_EP_ATTR at p; ok is false when one of its
+// completion flag words has a bit DAT 1.2 does not define. A service type
+// or QoS core does not implement becomes core's "other", which core
+// refuses.
+func EPAttrFromC(p unsafe.Pointer) (a core.EPAttr, ok bool) {
+	c := (*C.DAT_EP_ATTR)(p)
+	a = core.EPAttr{
+		ServiceType: serviceType(c.service_type), MaxMessageSize: uint64(c.max_message_size), MaxRDMASize: uint64(c.max_rdma_size),
+		QoS:         qos(c.qos),
+		MaxRecvDTOs: int(c.max_recv_dtos), MaxRequestDTOs: int(c.max_request_dtos),
+		MaxRecvIOV: int(c.max_recv_iov), MaxRequestIOV: int(c.max_request_iov),
+		MaxRDMAReadIn: int(c.max_rdma_read_in), MaxRDMAReadOut: int(c.max_rdma_read_out),
+		SRQSoftHW: int(c.srq_soft_hw), MaxRDMAReadIOV: int(c.max_rdma_read_iov), MaxRDMAWriteIOV: int(c.max_rdma_write_iov),
 	}
+	var okRecv, okReq bool
+	a.RecvCompletionFlags, okRecv = CompletionFlags(uint32(c.recv_completion_flags))
+	a.RequestCompletionFlags, okReq = CompletionFlags(uint32(c.request_completion_flags))
+	return a, okRecv && okReq
+}
+
+func serviceType(t C.DAT_SERVICE_TYPE) core.ServiceType {
+	if t == C.DAT_SERVICE_TYPE_RC {
+		return core.ServiceRC
+	}
+	return core.ServiceOther
+}
+
+func qos(q C.DAT_QOS) core.QoS {
+	if q == C.DAT_QOS_BEST_EFFORT {
+		return core.QoSBestEffort
+	}
+	return core.QoSOther
 }
 
 func epAttrToC(a core.EPAttr) C.DAT_EP_ATTR {
 	var v C.DAT_EP_ATTR
-	v.service_type = C.DAT_SERVICE_TYPE(a.ServiceType)
+	// Core keeps only the service and QoS it implements (it refuses
+	// "other"), so these are the only values to give back.
+	v.service_type = C.DAT_SERVICE_TYPE_RC
 	v.max_message_size = C.DAT_VLEN(a.MaxMessageSize)
 	v.max_rdma_size = C.DAT_VLEN(a.MaxRDMASize)
-	v.qos = C.DAT_QOS(a.QoS)
-	v.recv_completion_flags = C.DAT_COMPLETION_FLAGS(a.RecvCompletionFlags)
-	v.request_completion_flags = C.DAT_COMPLETION_FLAGS(a.RequestCompletionFlags)
+	v.qos = C.DAT_QOS_BEST_EFFORT
+	v.recv_completion_flags = completionFlagsToC(a.RecvCompletionFlags)
+	v.request_completion_flags = completionFlagsToC(a.RequestCompletionFlags)
 	v.max_recv_dtos = C.DAT_COUNT(a.MaxRecvDTOs)
 	v.max_request_dtos = C.DAT_COUNT(a.MaxRequestDTOs)
 	v.max_recv_iov = C.DAT_COUNT(a.MaxRecvIOV)
@@ -83,7 +105,8 @@ func PutEPParam(out unsafe.Pointer, ep *core.EP, p core.EPParams) {
 // from the DAT_EP_PARAM at in, merged into the current attributes cur, and
 // the PZ and EVDs it names. The mask has been checked (only modifiable
 // fields); a handle that is not a live object of its family fails with
-// an invalid ep_param (argument 3).
+// an invalid ep_param (argument 3), as does a completion flag word it
+// selects with a bit DAT 1.2 does not define.
 func EPModifyFromC(mask uint64, in unsafe.Pointer, cur core.EPAttr) (core.EPAttr, core.EPHandles, error) {
 	p := (*C.DAT_EP_PARAM)(in)
 	var hs core.EPHandles
@@ -110,7 +133,16 @@ func EPModifyFromC(mask uint64, in unsafe.Pointer, cur core.EPAttr) (core.EPAttr
 			return cur, hs, ArgAt(3)
 		}
 	}
-	n := EPAttrFromC(unsafe.Pointer(&p.ep_attr))
+	n, _ := EPAttrFromC(unsafe.Pointer(&p.ep_attr))
+	for _, f := range []struct {
+		bit   uint64
+		flags C.DAT_COMPLETION_FLAGS
+	}{{C.DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS, p.ep_attr.recv_completion_flags},
+		{C.DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS, p.ep_attr.request_completion_flags}} {
+		if _, ok := CompletionFlags(uint32(f.flags)); mask&f.bit != 0 && !ok {
+			return cur, hs, ArgAt(3)
+		}
+	}
 	set := func(bit uint64, apply func()) {
 		if mask&bit != 0 {
 			apply()

@@ -33,6 +33,35 @@ var eventNumbers = [...]C.DAT_EVENT_NUMBER{
 	core.EventSoftware:                   C.DAT_SOFTWARE_EVENT,
 }
 
+// dtoStatuses maps core completion statuses to DAT_DTO_COMPLETION_STATUS
+// (an RMR bind's status is one of them too).
+var dtoStatuses = [...]C.DAT_DTO_COMPLETION_STATUS{
+	core.DTOSuccess:            C.DAT_DTO_SUCCESS,
+	core.DTOFlushed:            C.DAT_DTO_ERR_FLUSHED,
+	core.DTOLocalLength:        C.DAT_DTO_ERR_LOCAL_LENGTH,
+	core.DTOLocalEP:            C.DAT_DTO_ERR_LOCAL_EP,
+	core.DTOLocalProtection:    C.DAT_DTO_ERR_LOCAL_PROTECTION,
+	core.DTOBadResponse:        C.DAT_DTO_ERR_BAD_RESPONSE,
+	core.DTORemoteAccess:       C.DAT_DTO_ERR_REMOTE_ACCESS,
+	core.DTORemoteResponder:    C.DAT_DTO_ERR_REMOTE_RESPONDER,
+	core.DTOTransport:          C.DAT_DTO_ERR_TRANSPORT,
+	core.DTOReceiverNotReady:   C.DAT_DTO_ERR_RECEIVER_NOT_READY,
+	core.DTOPartialPacket:      C.DAT_DTO_ERR_PARTIAL_PACKET,
+	core.DTORMROperationFailed: C.DAT_RMR_OPERATION_FAILED,
+}
+
+// asyncReasons maps core's async error reasons to the DAT 1.2 reason of
+// the object family each concerns.
+var asyncReasons = [core.AsyncReasonCount]C.DAT_COUNT{
+	core.ReasonEPTransferToError:       C.DAT_EP_TRANSFER_TO_ERROR,
+	core.ReasonEPOtherError:            C.DAT_EP_OTHER_ERROR,
+	core.ReasonSRQSoftHighWatermark:    C.DAT_SRQ_SOFT_HIGH_WATERMARK_EVENT,
+	core.ReasonEVDOverflow:             C.DAT_EVD_OVERFLOW_ERROR,
+	core.ReasonSRQLowWatermark:         C.DAT_SRQ_LOW_WATERMARK_EVENT,
+	core.ReasonIACatastrophic:          C.DAT_IA_CATASTROPHIC_ERROR,
+	core.ReasonProviderInternalFailure: C.DAT_IA_OTHER_ERROR,
+}
+
 // FillEvent writes ev into the consumer's DAT_EVENT at p.
 func FillEvent(p unsafe.Pointer, ev *core.Event) {
 	out := (*C.DAT_EVENT)(p)
@@ -44,13 +73,13 @@ func FillEvent(p unsafe.Pointer, ev *core.Event) {
 		d := (*C.DAT_DTO_COMPLETION_EVENT_DATA)(data)
 		d.ep_handle = handle(ev.EP)
 		*(*uint64)(unsafe.Pointer(&d.user_cookie)) = ev.Cookie
-		d.status = C.DAT_DTO_COMPLETION_STATUS(ev.Status)
+		d.status = dtoStatuses[ev.Status]
 		d.transfered_length = C.DAT_VLEN(ev.Length)
 	case core.EventRMRBindCompletion:
 		d := (*C.DAT_RMR_BIND_COMPLETION_EVENT_DATA)(data)
 		d.rmr_handle = handle(ev.RMR)
 		*(*uint64)(unsafe.Pointer(&d.user_cookie)) = ev.Cookie
-		d.status = C.DAT_RMR_BIND_COMPLETION_STATUS(ev.Status)
+		d.status = dtoStatuses[ev.Status]
 	case core.EventConnectionRequest:
 		d := (*C.DAT_CR_ARRIVAL_EVENT_DATA)(data)
 		*(*C.DAT_HANDLE)(unsafe.Pointer(&d.sp_handle)) = handleObj(ev.SP)
@@ -66,7 +95,7 @@ func FillEvent(p unsafe.Pointer, ev *core.Event) {
 		core.EventAsyncTimedOut, core.EventAsyncProviderInternalError:
 		d := (*C.DAT_ASYNCH_ERROR_EVENT_DATA)(data)
 		d.dat_handle = handleObj(ev.Target)
-		d.reason = C.DAT_COUNT(ev.Reason)
+		d.reason = asyncReasons[ev.Reason]
 	case core.EventSoftware:
 		d := (*C.DAT_SOFTWARE_EVENT_DATA)(data)
 		*(*uint64)(unsafe.Pointer(&d.pointer)) = ev.Pointer

@@ -54,7 +54,7 @@ func PutLMRParam(out unsafe.Pointer, l *core.LMR, i core.LMRInfo) {
 	}
 	v.length = C.DAT_VLEN(i.Length)
 	v.pz_handle = handle(i.PZ)
-	v.mem_priv = C.DAT_MEM_PRIV_FLAGS(i.Priv)
+	v.mem_priv = memPrivToC(i.Priv)
 	v.lmr_context = C.DAT_LMR_CONTEXT(i.LMRContext)
 	v.rmr_context = C.DAT_RMR_CONTEXT(i.RMRContext)
 	v.registered_size = C.DAT_VLEN(i.RegisteredSize)

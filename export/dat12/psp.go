@@ -17,6 +17,6 @@ func PutPSPParam(out unsafe.Pointer, p *core.PSP, q core.PSPParams) {
 	v.ia_handle = handle(p.IA())
 	v.conn_qual = C.DAT_CONN_QUAL(q.Qual)
 	v.evd_handle = handle(q.EVD)
-	v.psp_flags = C.DAT_PSP_FLAGS(q.Flags)
+	v.psp_flags = pspFlagsToC(q.Flags)
 	*(*C.DAT_PSP_PARAM)(out) = v
 }

@@ -19,7 +19,7 @@ func PutRMRParam(out unsafe.Pointer, r *core.RMR, i core.RMRInfo) {
 	v.lmr_triplet.lmr_context = C.DAT_LMR_CONTEXT(i.Segment.LMRContext)
 	v.lmr_triplet.virtual_address = C.DAT_VADDR(i.Segment.Addr)
 	v.lmr_triplet.segment_length = C.DAT_VLEN(i.Segment.Length)
-	v.mem_priv = C.DAT_MEM_PRIV_FLAGS(i.Priv)
+	v.mem_priv = memPrivToC(i.Priv)
 	v.rmr_context = C.DAT_RMR_CONTEXT(i.RMRContext)
 	*(*C.DAT_RMR_PARAM)(out) = v
 }
