@@ -66,9 +66,14 @@ type EP struct {
 	breaking atomic.Bool  // a hard-watermark disconnect is under way
 }
 
-// maxIOV bounds the segments of one post (the EP's IOV limits are checked
-// first; no transport allows more).
-const maxIOV = 32
+// MaxSegments bounds the segments of one post (the EP's and SRQ's IOV
+// limits are checked first; no transport allows more). A longer list is
+// refused as an invalid segment count; an export layer converting its
+// ABI's segments needs room for at most MaxSegments+1 of them to let core
+// refuse it.
+const MaxSegments = 32
+
+const maxIOV = MaxSegments
 
 // live states of EP.live.
 const (

@@ -7,11 +7,12 @@ import (
 	"godat/rdma"
 )
 
-// RemoteSegment is the remote buffer of an RDMA operation (an RMR triplet).
+// RemoteSegment is the remote buffer of an RDMA operation: the peer's
+// address range and the RMR (or LMR) context that grants access to it.
 type RemoteSegment struct {
-	RMRContext uint32
 	Addr       uint64
 	Length     uint64
+	RMRContext uint32
 }
 
 // reqQueue is one work queue's requests in post order, so that a completion

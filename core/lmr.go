@@ -214,11 +214,12 @@ func (ia *IA) lmrByContextLocked(ctx uint32) *LMR {
 	return nil
 }
 
-// Segment is an address range named by an LMR context (a DAT_LMR_TRIPLET).
+// Segment is a local address range and the context (key) of the LMR that
+// registers it. An export layer fills segments from its ABI's triplets.
 type Segment struct {
-	LMRContext uint32
 	Addr       uint64
 	Length     uint64
+	LMRContext uint32
 }
 
 // SyncRDMA checks the segments of dat_lmr_sync_rdma_read/write. Memory is

@@ -219,23 +219,64 @@ func go_dat_ep_disconnect(h C.godat_handle, flags C.DAT_CLOSE_FLAGS) (ret C.DAT_
 	return datReturn(c, ep.Disconnect(flags == C.DAT_CLOSE_GRACEFUL_FLAG))
 }
 
-// postArgs checks what the four post calls share, in the order their
-// pages list the arguments: the EP handle, the local IOV, then the
-// completion flags (which core would check first).
-func postArgs(h C.godat_handle, iov *C.DAT_LMR_TRIPLET, n C.DAT_COUNT, flags C.DAT_COMPLETION_FLAGS) (*core.EP, []core.Segment, core.CompletionFlags, error) {
+// The four post calls check their arguments in the order their pages list
+// them: the EP handle, the local IOV, the remote IOV, then the completion
+// flags, which core would check first. The local IOV is converted into a
+// buffer on the wrapper's stack, a small one for the common short list;
+// the segments go straight to core, so a post allocates nothing.
+
+// postLocal is dat_ep_post_send (op sendOp), _recv, _rdma_read and
+// _rdma_write up to the local IOV; the rest is post's.
+func postLocal(c *dat12.Call, op postOp, h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64,
+	remote *C.DAT_RMR_TRIPLET, flags C.DAT_COMPLETION_FLAGS) C.DAT_RETURN {
 	ep, err := epOf(h)
 	if err != nil {
-		return nil, nil, 0, err
+		return datReturn(c, err)
 	}
-	segs, err := dat12.IOV(unsafe.Pointer(iov), int32(n))
-	if err != nil {
-		return nil, nil, 0, err
+	p := unsafe.Pointer(iov)
+	if err := dat12.CheckIOV(p, int32(n)); err != nil {
+		return datReturn(c, err)
+	}
+	if n <= dat12.SmallIOV {
+		var b dat12.SmallSegmentBuf
+		return datReturn(c, post(op, ep, b.Fill(p, int(n)), uint64(cookie), remote, flags))
+	}
+	var b dat12.SegmentBuf
+	return datReturn(c, post(op, ep, b.Fill(p, int(n)), uint64(cookie), remote, flags))
+}
+
+// postOp says which post call postLocal serves.
+type postOp uint8
+
+const (
+	sendOp postOp = iota
+	recvOp
+	readOp
+	writeOp
+)
+
+// post checks the rest of a post's arguments and hands it to core.
+func post(op postOp, ep *core.EP, segs []core.Segment, cookie uint64, remote *C.DAT_RMR_TRIPLET, flags C.DAT_COMPLETION_FLAGS) error {
+	var r core.RemoteSegment
+	if op == readOp || op == writeOp {
+		if remote == nil {
+			return dat12.ArgAt(5)
+		}
+		r = dat12.Remote(unsafe.Pointer(remote))
 	}
 	f, ok := dat12.CompletionFlags(uint32(flags))
 	if !ok {
-		return nil, nil, 0, core.ErrArg(core.ArgCompletionFlags)
+		return core.ErrArg(core.ArgCompletionFlags)
 	}
-	return ep, segs, f, nil
+	switch op {
+	case sendOp:
+		return ep.PostSend(segs, cookie, f)
+	case recvOp:
+		return ep.PostRecv(segs, cookie, f)
+	case readOp:
+		return ep.PostRDMARead(segs, cookie, &r, f)
+	}
+	return ep.PostRDMAWrite(segs, cookie, &r, f)
 }
 
 var callEPPostSend = dat12.NewCall("dat_ep_post_send", dat12.Args{core.ArgSegmentCount: 2, core.ArgLocalIOV: 3, core.ArgCompletionFlags: 5})
@@ -244,11 +285,7 @@ var callEPPostSend = dat12.NewCall("dat_ep_post_send", dat12.Args{core.ArgSegmen
 func go_dat_ep_post_send(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
 	c := callEPPostSend
 	defer c.Done((*uint32)(&ret), uintptr(h))
-	ep, segs, f, err := postArgs(h, iov, n, flags)
-	if err != nil {
-		return datReturn(c, err)
-	}
-	return datReturn(c, ep.PostSend(segs, uint64(cookie), f))
+	return postLocal(c, sendOp, h, n, iov, cookie, nil, flags)
 }
 
 var callEPPostRecv = dat12.NewCall("dat_ep_post_recv", dat12.Args{core.ArgSegmentCount: 2, core.ArgLocalIOV: 3, core.ArgCompletionFlags: 5})
@@ -257,11 +294,7 @@ var callEPPostRecv = dat12.NewCall("dat_ep_post_recv", dat12.Args{core.ArgSegmen
 func go_dat_ep_post_recv(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
 	c := callEPPostRecv
 	defer c.Done((*uint32)(&ret), uintptr(h))
-	ep, segs, f, err := postArgs(h, iov, n, flags)
-	if err != nil {
-		return datReturn(c, err)
-	}
-	return datReturn(c, ep.PostRecv(segs, uint64(cookie), f))
+	return postLocal(c, recvOp, h, n, iov, cookie, nil, flags)
 }
 
 var callEPPostRDMARead = dat12.NewCall("dat_ep_post_rdma_read", dat12.Args{core.ArgSegmentCount: 2, core.ArgLocalIOV: 3, core.ArgCompletionFlags: 6})
@@ -270,14 +303,7 @@ var callEPPostRDMARead = dat12.NewCall("dat_ep_post_rdma_read", dat12.Args{core.
 func go_dat_ep_post_rdma_read(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, remote *C.DAT_RMR_TRIPLET, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
 	c := callEPPostRDMARead
 	defer c.Done((*uint32)(&ret), uintptr(h))
-	ep, segs, f, err := postArgs(h, iov, n, flags)
-	if err != nil {
-		return datReturn(c, err)
-	}
-	if remote == nil {
-		return datReturn(c, dat12.ArgAt(5))
-	}
-	return datReturn(c, ep.PostRDMARead(segs, uint64(cookie), dat12.Remote(unsafe.Pointer(remote)), f))
+	return postLocal(c, readOp, h, n, iov, cookie, remote, flags)
 }
 
 var callEPPostRDMAWrite = dat12.NewCall("dat_ep_post_rdma_write", dat12.Args{core.ArgSegmentCount: 2, core.ArgLocalIOV: 3, core.ArgCompletionFlags: 6})
@@ -286,14 +312,7 @@ var callEPPostRDMAWrite = dat12.NewCall("dat_ep_post_rdma_write", dat12.Args{cor
 func go_dat_ep_post_rdma_write(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, remote *C.DAT_RMR_TRIPLET, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
 	c := callEPPostRDMAWrite
 	defer c.Done((*uint32)(&ret), uintptr(h))
-	ep, segs, f, err := postArgs(h, iov, n, flags)
-	if err != nil {
-		return datReturn(c, err)
-	}
-	if remote == nil {
-		return datReturn(c, dat12.ArgAt(5))
-	}
-	return datReturn(c, ep.PostRDMAWrite(segs, uint64(cookie), dat12.Remote(unsafe.Pointer(remote)), f))
+	return postLocal(c, writeOp, h, n, iov, cookie, remote, flags)
 }
 
 var callEPGetStatus = dat12.NewCall("dat_ep_get_status", dat12.Args{})

@@ -104,7 +104,7 @@ func syncRDMA(c *dat12.Call, h C.godat_handle, iov *C.DAT_LMR_TRIPLET, n C.DAT_V
 	if iov == nil || n == 0 || n > 1<<20 {
 		return datReturn(c, dat12.ArgAt(2))
 	}
-	return datReturn(c, ia.SyncRDMA(dat12.Segments(unsafe.Pointer(iov), int(n))))
+	return datReturn(c, dat12.EachChunk(unsafe.Pointer(iov), int(n), ia.SyncRDMA))
 }
 
 var callLMRSyncRDMARead = dat12.NewCall("dat_lmr_sync_rdma_read", dat12.Args{core.ArgLocalIOV: 2})

@@ -87,7 +87,7 @@ func go_dat_rmr_bind(h C.godat_handle, triplet *C.DAT_LMR_TRIPLET, priv C.DAT_ME
 	if !ok {
 		return datReturn(c, core.ErrArg(core.ArgCompletionFlags))
 	}
-	seg := dat12.Segments(unsafe.Pointer(triplet), 1)[0]
+	seg := dat12.Segment(unsafe.Pointer(triplet))
 	ctx, err := r.Bind(seg, p, ep, uint64(cookie), f)
 	if err != nil {
 		return datReturn(c, err)

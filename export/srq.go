@@ -69,11 +69,18 @@ func go_dat_srq_post_recv(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLE
 	if err != nil {
 		return datReturn(c, err)
 	}
-	segs, err := dat12.IOV(unsafe.Pointer(iov), int32(n))
-	if err != nil {
+	p := unsafe.Pointer(iov)
+	if err := dat12.CheckIOV(p, int32(n)); err != nil {
 		return datReturn(c, err)
 	}
-	return datReturn(c, s.PostRecv(segs, uint64(cookie)))
+	// As for the EP posts (ep.go): the IOV on this stack, a small buffer
+	// for the common short list.
+	if n <= dat12.SmallIOV {
+		var b dat12.SmallSegmentBuf
+		return datReturn(c, s.PostRecv(b.Fill(p, int(n)), uint64(cookie)))
+	}
+	var b dat12.SegmentBuf
+	return datReturn(c, s.PostRecv(b.Fill(p, int(n)), uint64(cookie)))
 }
 
 var callSRQQuery = dat12.NewCall("dat_srq_query", dat12.Args{})

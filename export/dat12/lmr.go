@@ -62,30 +62,6 @@ func PutLMRParam(out unsafe.Pointer, l *core.LMR, i core.LMRInfo) {
 	*(*C.DAT_LMR_PARAM)(out) = v
 }
 
-// Segments views a C DAT_LMR_TRIPLET array as core segments without a
-// copy; core.Segment has the triplet's layout (checked by
-// TestSegmentLayout).
-func Segments(iov unsafe.Pointer, n int) []core.Segment {
-	if n <= 0 || iov == nil {
-		return nil
-	}
-	return unsafe.Slice((*core.Segment)(iov), n)
-}
-
-// IOV checks a DTO's local IOV (count and pointer, argument 2) and views it
-// as segments.
-func IOV(iov unsafe.Pointer, n int32) ([]core.Segment, error) {
-	if n < 0 || n > 0 && iov == nil {
-		return nil, ArgAt(2)
-	}
-	return Segments(iov, int(n)), nil
-}
-
-// Remote views a DAT_RMR_TRIPLET as a core remote segment.
-func Remote(r unsafe.Pointer) *core.RemoteSegment {
-	return (*core.RemoteSegment)(r)
-}
-
 // cookieAt reads the 40-byte shared memory id the consumer points at.
 func cookieAt(p uintptr) (c [C.DAT_LMR_COOKIE_SIZE]byte) {
 	C.memcpy(unsafe.Pointer(&c[0]), cabi.CPtr(p), C.DAT_LMR_COOKIE_SIZE)
