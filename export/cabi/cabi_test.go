@@ -2,6 +2,9 @@ package cabi
 
 import (
 	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -145,4 +148,20 @@ func TestGuard(t *testing.T) {
 	}
 	require.Equal(t, testABI.Internal, named())
 	require.Equal(t, `"ia0"`, c.describeName(unsafe.Pointer(&[4]byte{'i', 'a', '0', 0})))
+}
+
+// cabi is shared by the libraries of every DAT ABI: none of its files
+// includes a DAT header (cgo types are per package, and the DAT 1.2 and 2.0
+// headers cannot both be in one).
+func TestNoABIHeaders(t *testing.T) {
+	files, err := filepath.Glob("*")
+	require.NoError(t, err)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") || !strings.HasSuffix(f, ".go") && !strings.HasSuffix(f, ".c") && !strings.HasSuffix(f, ".h") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		require.False(t, strings.Contains(string(b), "<dat/"), "%s includes a DAT header", f)
+	}
 }
