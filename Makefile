@@ -89,14 +89,17 @@ fresh-check:
 
 gotest:
 	$(GO) vet ./core/... ./rdma/... ./ctest/... ./tools/...
-	$(GO) vet -tags cgotest ./export
+	$(GO) vet -tags cgotest ./export/...
 	$(GO) test -race -count=1 ./core/... ./rdma/... ./ctest/... ./tools/...
-	$(GO) test -count=1 -tags cgotest ./export
+	$(GO) test -count=1 -tags cgotest ./export/...
 
 # Generated files are current: datinfo's table of environment variables
-# (go generate ./core) and godat(7) names every one of them.
+# (go generate ./core) and godat(7) names every one of them; the C entry
+# points, export/api.c, are what tools/apigen makes of the DAT 1.2 ABI
+# facts (go generate ./export).
 generated:
 	$(GO) run ./tools/envgen -check tools/datinfo/env.h -man man/godat.7
+	$(GO) run ./tools/apigen -check export/api.c ctest/abi/dat12-ofed-layout.tsv export/api_extra.tsv
 
 # Every path DESIGN.md names exists.
 designcheck:

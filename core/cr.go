@@ -111,7 +111,7 @@ func (cr *CR) take() error {
 // request came through an RSP and carries its EP.
 func (cr *CR) Accept(ep *EP, private []byte) error {
 	if len(private) > cr.ia.attr.MaxPrivateData {
-		return ErrArg(3)
+		return ErrArg(ArgPrivateData)
 	}
 	cr.ia.mu.Lock()
 	if cr.dead {
@@ -224,7 +224,7 @@ func (cr *CR) Handoff(qual uint64) error {
 	}
 	if target == nil || cr.ep != nil {
 		ia.mu.Unlock()
-		return ErrArg(2)
+		return ErrArg(ArgConnQual)
 	}
 	cr.destroyLocked()
 	ia.mu.Unlock()

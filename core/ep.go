@@ -66,9 +66,14 @@ type EP struct {
 	breaking atomic.Bool  // a hard-watermark disconnect is under way
 }
 
-// maxIOV bounds the segments of one post (the EP's IOV limits are checked
-// first; no transport allows more).
-const maxIOV = 32
+// MaxSegments bounds the segments of one post (the EP's and SRQ's IOV
+// limits are checked first; no transport allows more). A longer list is
+// refused as an invalid segment count; an export layer converting its
+// ABI's segments needs room for at most MaxSegments+1 of them to let core
+// refuse it.
+const MaxSegments = 32
+
+const maxIOV = MaxSegments
 
 // live states of EP.live.
 const (
@@ -115,14 +120,10 @@ func (ia *IA) CreateEP(cfg EPConfig) (*EP, error) {
 	attr := ia.DefaultEPAttr()
 	if cfg.Attr != nil {
 		attr = *cfg.Attr
-		arg := 6
-		if cfg.SRQ != nil {
-			arg = 7
-			if attr.SRQSoftHW < WatermarkInfinite {
-				return nil, ErrArg(arg)
-			}
+		if cfg.SRQ != nil && attr.SRQSoftHW < WatermarkInfinite {
+			return nil, ErrArg(ArgEPAttr)
 		}
-		if err := ia.checkEPAttr(&attr, arg); err != nil {
+		if err := ia.checkEPAttr(&attr); err != nil {
 			return nil, err
 		}
 	}
@@ -381,9 +382,9 @@ type EPHandles struct {
 func (ep *EP) Modify(attr EPAttr, h EPHandles) error {
 	// dat_ep_modify has no DAT_MODEL_NOT_SUPPORTED: an unsupported value
 	// is an invalid parameter there.
-	if err := ep.ia.checkEPAttr(&attr, 3); err != nil {
+	if err := ep.ia.checkEPAttr(&attr); err != nil {
 		if err == ErrModelNotSupported {
-			return ErrArg(3)
+			return ErrArg(ArgEPAttr)
 		}
 		return err
 	}
@@ -401,12 +402,12 @@ func (ep *EP) Modify(attr EPAttr, h EPHandles) error {
 		return ErrState(epStateSub(ep.state))
 	}
 	if ep.srq != nil && attr.SRQSoftHW < WatermarkInfinite {
-		return ErrArg(3)
+		return ErrArg(ArgEPAttr)
 	}
 	pz := ep.pz
 	if h.SetPZ {
 		if h.PZ.usableLocked(ia) != nil {
-			return ErrArg(3)
+			return ErrArg(ArgPZ)
 		}
 		// "Protection Zone can be changed only when the Endpoint is in
 		// quiescent state": unconnected or tentative pending.
@@ -436,7 +437,7 @@ func (ep *EP) Modify(attr EPAttr, h EPHandles) error {
 		if c.evd != nil && c.evd != *c.cur {
 			if !c.evd.acquire(c.flag) {
 				release()
-				return ErrArg(3)
+				return ErrArg(ArgEVD)
 			}
 			held = append(held, c.evd)
 		}
@@ -503,7 +504,7 @@ func (ep *EP) reconfigureLocked(attr EPAttr, pz *PZ, req, recv *EVD) error {
 		if pz != ep.pz || req != ep.reqEVD || recv != ep.recvEVD ||
 			attr.MaxRecvDTOs > old.MaxRecvDTOs || attr.MaxRequestDTOs > old.MaxRequestDTOs ||
 			attr.MaxRecvIOV > old.MaxRecvIOV || attr.MaxRequestIOV > old.MaxRequestIOV {
-			return ErrArg(3)
+			return ErrArg(ArgEPAttr)
 		}
 		return nil
 	}
@@ -524,7 +525,7 @@ func (ep *EP) reconfigureLocked(attr EPAttr, pz *PZ, req, recv *EVD) error {
 		ep.rq.resize(max(c.MaxRecvWR, 1))
 		return nil
 	case errors.Is(err, rdma.ErrInvalid):
-		return ErrArg(3) // e.g. fewer receives allowed than are posted
+		return ErrArg(ArgEPAttr) // e.g. fewer receives allowed than are posted
 	default:
 		return mapTransportError(err)
 	}

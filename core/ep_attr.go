@@ -20,27 +20,50 @@ const (
 	EPCompletionPending
 )
 
-// CompletionFlags are the DAT DTO completion flags; the values are the DAT
-// flag bits, shared by both DAT ABIs.
+// CompletionFlags are the DTO completion flags. The bits are core's; an
+// export layer converts its ABI's flags (and refuses bits it does not
+// know).
 type CompletionFlags uint32
 
 // Completion flags.
 const (
-	CompletionSuppress      CompletionFlags = 0x01
-	CompletionSolicitedWait CompletionFlags = 0x02
-	CompletionUnsignalled   CompletionFlags = 0x04
-	CompletionBarrierFence  CompletionFlags = 0x08
-	CompletionEVDThreshold  CompletionFlags = 0x10
-	completionAll                           = 0x1f
+	CompletionSuppress CompletionFlags = 1 << iota
+	CompletionUnsignalled
+	CompletionSolicitedWait
+	CompletionBarrierFence
+	CompletionEVDThreshold
+
+	completionAll = CompletionSuppress | CompletionUnsignalled | CompletionSolicitedWait |
+		CompletionBarrierFence | CompletionEVDThreshold
+)
+
+// ServiceType is the transport service of an endpoint.
+type ServiceType uint8
+
+// Service types: the reliable connected service is the one implemented;
+// ServiceOther stands for any other an ABI names.
+const (
+	ServiceRC ServiceType = iota
+	ServiceOther
+)
+
+// QoS is an endpoint's quality of service.
+type QoS uint8
+
+// Qualities of service: best effort is the one implemented; QoSOther
+// stands for any other an ABI names.
+const (
+	QoSBestEffort QoS = iota
+	QoSOther
 )
 
 // EPAttr are the endpoint attributes of DAT_EP_ATTR that the provider
 // interprets; transport- and provider-specific extensions are not used.
 type EPAttr struct {
-	ServiceType            uint32
+	ServiceType            ServiceType
 	MaxMessageSize         uint64
 	MaxRDMASize            uint64
-	QoS                    uint32
+	QoS                    QoS
 	RecvCompletionFlags    CompletionFlags
 	RequestCompletionFlags CompletionFlags
 	MaxRecvDTOs            int
@@ -97,12 +120,11 @@ func (ia *IA) effective(a EPAttr, srq bool) EPAttr {
 	return a
 }
 
-// checkEPAttr validates attributes against the IA's limits; arg is the
-// argument position reported on failure.
-func (ia *IA) checkEPAttr(a *EPAttr, arg int) error {
+// checkEPAttr validates attributes against the IA's limits.
+func (ia *IA) checkEPAttr(a *EPAttr) error {
 	l := ia.attr
 	switch {
-	case a.ServiceType != 0,
+	case a.ServiceType != ServiceRC,
 		a.MaxMessageSize > l.MaxMessageSize, a.MaxRDMASize > l.MaxRDMASize,
 		a.MaxRecvDTOs < 0 || a.MaxRecvDTOs > l.MaxDTOPerEP,
 		a.MaxRequestDTOs <= 0 || a.MaxRequestDTOs > l.MaxDTOPerEP,
@@ -113,10 +135,10 @@ func (ia *IA) checkEPAttr(a *EPAttr, arg int) error {
 		a.MaxRDMAReadIOV < 0 || a.MaxRDMAReadIOV > l.MaxIOVSegments,
 		a.MaxRDMAWriteIOV < 0 || a.MaxRDMAWriteIOV > l.MaxIOVSegments,
 		a.RecvCompletionFlags&^completionAll != 0, a.RequestCompletionFlags&^completionAll != 0:
-		return ErrArg(arg)
+		return ErrArg(ArgEPAttr)
 	}
-	// Only best effort (0 in every DAT ABI) is implemented.
-	if a.QoS != 0 {
+	// Only best effort is implemented.
+	if a.QoS != QoSBestEffort {
 		return ErrModelNotSupported
 	}
 	return nil

@@ -12,7 +12,7 @@ import (
 // as a connection event on the EP's connect EVD.
 func (ep *EP) Connect(addr netip.AddrPort, qual uint64, timeout time.Duration, private []byte) error {
 	if len(private) > ep.ia.attr.MaxPrivateData {
-		return ErrArg(5)
+		return ErrArg(ArgPrivateData)
 	}
 	// No host can be reached at an unspecified or multicast address.
 	if a := addr.Addr(); !a.IsValid() || a.IsUnspecified() || a.IsMulticast() {

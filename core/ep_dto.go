@@ -7,11 +7,12 @@ import (
 	"godat/rdma"
 )
 
-// RemoteSegment is the remote buffer of an RDMA operation (an RMR triplet).
+// RemoteSegment is the remote buffer of an RDMA operation: the peer's
+// address range and the RMR (or LMR) context that grants access to it.
 type RemoteSegment struct {
-	RMRContext uint32
 	Addr       uint64
 	Length     uint64
+	RMRContext uint32
 }
 
 // reqQueue is one work queue's requests in post order, so that a completion
@@ -80,7 +81,7 @@ func (q *reqQueue) resize(depth int) {
 // entries and the total length.
 func fillSGL(buf []rdma.SGE, segs []Segment, maxIOV int) ([]rdma.SGE, uint64, error) {
 	if len(segs) > maxIOV || len(segs) > len(buf) {
-		return nil, 0, ErrArg(2)
+		return nil, 0, ErrArg(ArgSegmentCount)
 	}
 	var total uint64
 	for i := range segs {
@@ -129,7 +130,7 @@ func postError(err error, write bool) error {
 		}
 		return E(KindPrivilegesViolation, SubPrivilegesRead)
 	case errors.Is(err, rdma.ErrInvalid):
-		return ErrArg(3) // local_iov
+		return ErrArg(ArgLocalIOV)
 	}
 	return mapTransportError(err)
 }
@@ -171,12 +172,8 @@ func (ep *EP) sendFlags(f CompletionFlags) (rdma.SendFlags, bool) {
 }
 
 func (ep *EP) postRequest(op rdma.WROpcode, segs []Segment, cookie uint64, remote *RemoteSegment, flags CompletionFlags) error {
-	flagsArg := 6
-	if op == rdma.WRSend {
-		flagsArg = 5
-	}
 	if flags&^completionAll != 0 {
-		return ErrArg(flagsArg)
+		return ErrArg(ArgCompletionFlags)
 	}
 	if ep.live.Load() != liveConn {
 		return ep.postStateError()
@@ -186,7 +183,7 @@ func (ep *EP) postRequest(op rdma.WROpcode, segs []Segment, cookie uint64, remot
 	attr := &ep.attr
 	// The unsignalled flag is only valid on an EP configured for it.
 	if flags&CompletionUnsignalled != 0 && attr.RequestCompletionFlags&CompletionUnsignalled == 0 {
-		return ErrArg(flagsArg)
+		return ErrArg(ArgCompletionFlags)
 	}
 	if ep.reqEVD == nil {
 		return ErrState(SubStateEPEVDRequest)
@@ -281,7 +278,7 @@ func trimSGL(sgl []rdma.SGE, n uint64) []rdma.SGE {
 // state but free; they wait for the connection.
 func (ep *EP) PostRecv(segs []Segment, cookie uint64, flags CompletionFlags) error {
 	if flags&^completionAll != 0 {
-		return ErrArg(5)
+		return ErrArg(ArgCompletionFlags)
 	}
 	ep.mu.Lock()
 	dead, srq, evd := ep.dead, ep.srq, ep.recvEVD
@@ -296,7 +293,7 @@ func (ep *EP) PostRecv(segs []Segment, cookie uint64, flags CompletionFlags) err
 	case evd == nil:
 		return ErrState(SubStateEPEVDRecv)
 	case flags&CompletionUnsignalled != 0 && recvFlags&CompletionUnsignalled == 0:
-		return ErrArg(5)
+		return ErrArg(ArgCompletionFlags)
 	}
 	ep.recvMu.Lock()
 	defer ep.recvMu.Unlock()

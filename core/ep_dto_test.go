@@ -97,10 +97,10 @@ func TestUnsignalledCompletion(t *testing.T) {
 	f := newFixture(t, nil)
 	f.connect(t)
 	err := f.ep.PostSend(seg1, 1, CompletionUnsignalled)
-	assert.Equal(t, ErrArg(5), err, "unsignalled send on an EP not configured for it")
+	assert.Equal(t, ErrArg(ArgCompletionFlags), err, "unsignalled send on an EP not configured for it")
 	err = f.ep.PostRDMARead(seg1, 1, &RemoteSegment{}, CompletionUnsignalled)
-	assert.Equal(t, ErrArg(6), err)
-	assert.Equal(t, ErrArg(5), f.ep.PostRecv(seg1, 1, CompletionUnsignalled))
+	assert.Equal(t, ErrArg(ArgCompletionFlags), err)
+	assert.Equal(t, ErrArg(ArgCompletionFlags), f.ep.PostRecv(seg1, 1, CompletionUnsignalled))
 	attr := f.ia.DefaultEPAttr()
 	f.close(t)
 
@@ -270,8 +270,8 @@ func TestZeroedEPAttributes(t *testing.T) {
 	require.NoError(t, f.ep.PostSend(seg1, 1, 0), "max_message_size 0 is no limit")
 	require.NoError(t, f.ep.PostRDMAWrite(two, 2, &RemoteSegment{Length: 128}, 0), "max_rdma_write_iov 0 is the request IOV")
 	require.NoError(t, f.ep.PostRDMARead(two, 3, &RemoteSegment{Length: 128}, 0))
-	assert.Equal(t, ErrArg(2), f.ep.PostRDMAWrite(three, 4, &RemoteSegment{Length: 192}, 0))
-	assert.Equal(t, ErrArg(2), f.ep.PostSend(three, 5, 0))
+	assert.Equal(t, ErrArg(ArgSegmentCount), f.ep.PostRDMAWrite(three, 4, &RemoteSegment{Length: 192}, 0))
+	assert.Equal(t, ErrArg(ArgSegmentCount), f.ep.PostSend(three, 5, 0))
 	huge := []Segment{{LMRContext: 1, Addr: 4096, Length: lim.MaxMessageSize + 1}}
 	assert.Equal(t, ErrLength, f.ep.PostSend(huge, 6, 0), "the IA's maximum still holds")
 

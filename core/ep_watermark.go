@@ -46,10 +46,10 @@ func (ep *EP) hardBreak() {
 // event comes from this call.
 func (ep *EP) SetWatermark(soft, hard int) error {
 	if soft < WatermarkInfinite {
-		return ErrArg(2)
+		return ErrArg(ArgSoftWatermark)
 	}
 	if hard < WatermarkInfinite {
-		return ErrArg(3)
+		return ErrArg(ArgHardWatermark)
 	}
 	ep.mu.Lock()
 	if ep.dead {

@@ -32,10 +32,14 @@ const (
 	KindNotImplemented
 )
 
-// Sub is the DAT minor code that qualifies a Kind.
+// Sub qualifies a Kind: which resource ran out, which handle family or
+// state was wrong, which access was refused. The names follow the DAT
+// minor codes; the numbering is core's own (an export layer maps each Sub
+// to its ABI's code with a table, and nothing depends on the order here).
+// An invalid argument is not a Sub: it names the argument's role (Arg).
 type Sub uint8
 
-// The DAT minor codes, in specification order.
+// The minor codes.
 const (
 	SubNone Sub = iota
 	SubInterrupted
@@ -63,26 +67,6 @@ const (
 	SubHandleEVDConn
 	SubHandleEVDAsync
 	SubHandleSRQ
-	SubHandle1
-	SubHandle2
-	SubHandle3
-	SubHandle4
-	SubHandle5
-	SubHandle6
-	SubHandle7
-	SubHandle8
-	SubHandle9
-	SubHandle10
-	SubArg1
-	SubArg2
-	SubArg3
-	SubArg4
-	SubArg5
-	SubArg6
-	SubArg7
-	SubArg8
-	SubArg9
-	SubArg10
 	SubStateEPUnconnected
 	SubStateEPActConnPending
 	SubStateEPPassConnPending
@@ -145,14 +129,75 @@ const (
 // SubCount is the number of minor codes, for tables indexed by Sub.
 const SubCount = int(subCount)
 
-// Error is a DAT failure: a class and its minor code. It is a small value so
-// that the sentinels below cost nothing to return on hot paths.
+// Arg is the role of an argument a call refuses (DAT_INVALID_PARAMETER):
+// what the argument is, not where it stands in some ABI's prototype. Each
+// export wrapper maps the roles its core calls can refuse to the argument
+// positions of its ABI.
+type Arg uint8
+
+// The argument roles core refuses. ArgNone is an invalid parameter that
+// names no argument.
+const (
+	ArgNone            Arg = iota
+	ArgQLen                // a queue length: an EVD's, the async EVD's, an SRQ's size
+	ArgEVDFlags            // the event streams of a new EVD
+	ArgThreshold           // the event count a wait waits for
+	ArgEvent               // the event of dat_evd_post_se
+	ArgPrivateData         // connection private data (its size)
+	ArgConnQual            // a connection qualifier
+	ArgEPAttr              // endpoint attributes
+	ArgPZ                  // a PZ given in an EP's parameters
+	ArgEVD                 // an EVD given in an EP's parameters
+	ArgSegmentCount        // the number of segments of a local IOV
+	ArgLocalIOV            // local segments: a post's IOV, the segments of a sync, an RMR bind's LMR segment
+	ArgCompletionFlags     // a request's completion flags
+	ArgMemPriv             // memory privileges
+	ArgRegion              // the memory an LMR registers
+	ArgLength              // the length of an LMR's region
+	ArgPSPFlags            // who creates the EP for a PSP's requests
+	ArgSoftWatermark       // an EP's soft high watermark
+	ArgHardWatermark       // an EP's hard high watermark
+	ArgSRQAttr             // SRQ attributes
+	ArgLowWatermark        // an SRQ's low watermark
+	argCount
+)
+
+// ArgCount is the number of argument roles, for tables indexed by Arg.
+const ArgCount = int(argCount)
+
+var argNames = [ArgCount]string{
+	ArgNone: "", ArgQLen: "queue length", ArgEVDFlags: "EVD flags", ArgThreshold: "threshold", ArgEvent: "event",
+	ArgPrivateData: "private data", ArgConnQual: "connection qualifier", ArgEPAttr: "EP attributes", ArgPZ: "PZ",
+	ArgEVD: "EVD", ArgSegmentCount: "segment count", ArgLocalIOV: "local IOV", ArgCompletionFlags: "completion flags",
+	ArgMemPriv: "memory privileges", ArgRegion: "region", ArgLength: "length", ArgPSPFlags: "PSP flags",
+	ArgSoftWatermark: "soft high watermark", ArgHardWatermark: "hard high watermark", ArgSRQAttr: "SRQ attributes",
+	ArgLowWatermark: "low watermark",
+}
+
+// String names the role for messages.
+func (a Arg) String() string {
+	if int(a) < len(argNames) {
+		return argNames[a]
+	}
+	return "argument " + itoa(int(a))
+}
+
+// Error is a DAT failure: a class, its minor code and, for an invalid
+// parameter, the role of the argument at fault. It is a small value so that
+// the sentinels below cost nothing to return on hot paths.
 type Error struct {
 	Kind Kind
 	Sub  Sub
+	Arg  Arg
 }
 
-func (e Error) Error() string { return kindNames[e.Kind] + subSuffix(e.Sub) }
+func (e Error) Error() string {
+	s := kindNames[e.Kind] + subSuffix(e.Sub)
+	if e.Arg != ArgNone {
+		s += ": " + e.Arg.String()
+	}
+	return s
+}
 
 func subSuffix(s Sub) string {
 	if s == SubNone {
@@ -201,40 +246,35 @@ var kindNames = [...]string{
 }
 
 // E builds an error of the given class and minor code.
-func E(k Kind, s Sub) error { return Error{k, s} }
+func E(k Kind, s Sub) error { return Error{Kind: k, Sub: s} }
 
-// ErrArg is DAT_INVALID_PARAMETER naming the 1-based argument position n.
-func ErrArg(n int) error {
-	if n < 1 || n > 10 {
-		return Error{KindInvalidParameter, SubNone}
-	}
-	return Error{KindInvalidParameter, SubArg1 + Sub(n-1)}
-}
+// ErrArg is DAT_INVALID_PARAMETER naming the argument by its role.
+func ErrArg(a Arg) error { return Error{Kind: KindInvalidParameter, Arg: a} }
 
 // ErrHandle is DAT_INVALID_HANDLE with the minor code of the object family.
-func ErrHandle(s Sub) error { return Error{KindInvalidHandle, s} }
+func ErrHandle(s Sub) error { return Error{Kind: KindInvalidHandle, Sub: s} }
 
 // ErrState is DAT_INVALID_STATE with the given minor code.
-func ErrState(s Sub) error { return Error{KindInvalidState, s} }
+func ErrState(s Sub) error { return Error{Kind: KindInvalidState, Sub: s} }
 
 // Sentinels for the errors returned on hot paths or shared by many calls.
 var (
-	ErrQueueEmpty         error = Error{KindQueueEmpty, SubNone}
-	ErrQueueFull          error = Error{KindQueueFull, SubNone}
-	ErrTimeout            error = Error{KindTimeoutExpired, SubNone}
-	ErrInterrupted        error = Error{KindInterruptedCall, SubInterrupted}
-	ErrNoMemory           error = Error{KindInsufficientResources, SubResourceMemory}
-	ErrInternal           error = Error{KindInternalError, SubNone}
-	ErrNotImplemented     error = Error{KindNotImplemented, SubNone}
-	ErrNameNotRegistered  error = Error{KindProviderNotFound, SubNameNotRegistered}
-	ErrMajorNotFound      error = Error{KindProviderNotFound, SubMajorNotFound}
-	ErrMinorNotFound      error = Error{KindProviderNotFound, SubMinorNotFound}
-	ErrLength             error = Error{KindLengthError, SubNone}
-	ErrConnQualInUse      error = Error{KindConnQualInUse, SubNone}
-	ErrModelNotSupported  error = Error{KindModelNotSupported, SubNone}
-	ErrAddressUnreachable error = Error{KindInvalidAddress, SubAddressUnreachable}
-	ErrAddressMalformed   error = Error{KindInvalidAddress, SubAddressMalformed}
-	ErrAddressUnsupported error = Error{KindInvalidAddress, SubAddressUnsupported}
+	ErrQueueEmpty         error = Error{Kind: KindQueueEmpty, Sub: SubNone}
+	ErrQueueFull          error = Error{Kind: KindQueueFull, Sub: SubNone}
+	ErrTimeout            error = Error{Kind: KindTimeoutExpired, Sub: SubNone}
+	ErrInterrupted        error = Error{Kind: KindInterruptedCall, Sub: SubInterrupted}
+	ErrNoMemory           error = Error{Kind: KindInsufficientResources, Sub: SubResourceMemory}
+	ErrInternal           error = Error{Kind: KindInternalError, Sub: SubNone}
+	ErrNotImplemented     error = Error{Kind: KindNotImplemented, Sub: SubNone}
+	ErrNameNotRegistered  error = Error{Kind: KindProviderNotFound, Sub: SubNameNotRegistered}
+	ErrMajorNotFound      error = Error{Kind: KindProviderNotFound, Sub: SubMajorNotFound}
+	ErrMinorNotFound      error = Error{Kind: KindProviderNotFound, Sub: SubMinorNotFound}
+	ErrLength             error = Error{Kind: KindLengthError, Sub: SubNone}
+	ErrConnQualInUse      error = Error{Kind: KindConnQualInUse, Sub: SubNone}
+	ErrModelNotSupported  error = Error{Kind: KindModelNotSupported, Sub: SubNone}
+	ErrAddressUnreachable error = Error{Kind: KindInvalidAddress, Sub: SubAddressUnreachable}
+	ErrAddressMalformed   error = Error{Kind: KindInvalidAddress, Sub: SubAddressMalformed}
+	ErrAddressUnsupported error = Error{Kind: KindInvalidAddress, Sub: SubAddressUnsupported}
 )
 
 // causedError is a DAT error with the failure underneath it (a transport or
@@ -290,5 +330,5 @@ func AsError(err error) Error {
 	if errors.As(err, &e) {
 		return e
 	}
-	return Error{KindInternalError, SubNone}
+	return Error{Kind: KindInternalError, Sub: SubNone}
 }

@@ -22,10 +22,10 @@ func TestMapTransportErrorWrapped(t *testing.T) {
 
 // The post calls report the page's codes for backend post failures.
 func TestPostError(t *testing.T) {
-	require.Equal(t, Error{KindInsufficientResources, SubResourceTEP}, postError(rdma.ErrQueueFull, false))
-	require.Equal(t, Error{KindProtectionViolation, SubProtectionRead}, postError(rdma.ErrProtection, false))
-	require.Equal(t, Error{KindPrivilegesViolation, SubPrivilegesWrite}, postError(rdma.ErrPrivileges, true))
-	require.Equal(t, Error{KindInvalidParameter, SubArg3}, postError(rdma.ErrInvalid, false))
+	require.Equal(t, Error{Kind: KindInsufficientResources, Sub: SubResourceTEP}, postError(rdma.ErrQueueFull, false))
+	require.Equal(t, Error{Kind: KindProtectionViolation, Sub: SubProtectionRead}, postError(rdma.ErrProtection, false))
+	require.Equal(t, Error{Kind: KindPrivilegesViolation, Sub: SubPrivilegesWrite}, postError(rdma.ErrPrivileges, true))
+	require.Equal(t, Error{Kind: KindInvalidParameter, Arg: ArgLocalIOV}, postError(rdma.ErrInvalid, false))
 	require.NoError(t, postError(nil, false))
 }
 
@@ -46,7 +46,7 @@ func TestBecauseKeepsCauseOnlyWhenLogging(t *testing.T) {
 
 	captureLog(t, LevelDebug)
 	err := mapTransportError(raw)
-	require.Equal(t, Error{KindConnQualInUse, SubNone}, AsError(err))
+	require.Equal(t, Error{Kind: KindConnQualInUse, Sub: SubNone}, AsError(err))
 	require.ErrorIs(t, err, ErrConnQualInUse)
 	require.Same(t, raw, Cause(err))
 	require.Nil(t, Cause(ErrQueueEmpty), "a plain DAT error has no cause")
@@ -57,4 +57,15 @@ func TestBecauseKeepsCauseOnlyWhenLogging(t *testing.T) {
 	SetLogLevel(LevelWarn)
 	require.False(t, LogEnabled(LevelDebug))
 	require.Equal(t, ErrConnQualInUse, mapTransportError(raw))
+}
+
+// An invalid argument names its role, not a position; every role has a
+// name for messages.
+func TestArgRoles(t *testing.T) {
+	require.Equal(t, Error{Kind: KindInvalidParameter, Arg: ArgLocalIOV}, AsError(ErrArg(ArgLocalIOV)))
+	require.Equal(t, "invalid parameter: local IOV", ErrArg(ArgLocalIOV).Error())
+	for a := Arg(1); int(a) < ArgCount; a++ {
+		require.NotEmpty(t, a.String(), "role %d", a)
+	}
+	require.Equal(t, "argument 200", Arg(200).String())
 }

@@ -306,7 +306,7 @@ func (e *EVD) PostSE(pointer uint64) error {
 		return ErrHandle(SubNone)
 	case e.flags&EVDSoftware == 0:
 		e.mu.Unlock()
-		return ErrArg(2)
+		return ErrArg(ArgEvent)
 	case e.count >= e.qlen:
 		e.mu.Unlock()
 		return ErrQueueFull
@@ -319,7 +319,7 @@ func (e *EVD) PostSE(pointer uint64) error {
 // Resize changes the queue length (dat_evd_resize).
 func (e *EVD) Resize(qlen int) error {
 	if qlen <= 0 || qlen > e.ia.attr.MaxEVDQLen {
-		return ErrArg(2)
+		return ErrArg(ArgQLen)
 	}
 	e.pump(-1) // completions waiting in the CQ count as queued
 	e.mu.Lock()

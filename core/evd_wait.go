@@ -15,7 +15,7 @@ func (e *EVD) Wait(timeout time.Duration, threshold int, out *Event) (int, error
 		return 0, ErrHandle(SubNone)
 	case threshold <= 0 || threshold > e.qlen:
 		e.mu.Unlock()
-		return 0, ErrArg(3)
+		return 0, ErrArg(ArgThreshold)
 	case !e.waitable:
 		e.mu.Unlock()
 		return 0, ErrState(SubStateEVDUnwaitable)

@@ -1,6 +1,7 @@
 package core
 
-// EventNumber identifies the kind of a DAT event.
+// EventNumber identifies the kind of a DAT event. The numbering is core's;
+// an export layer maps it to its ABI's event numbers.
 type EventNumber uint8
 
 // The DAT event kinds.
@@ -24,10 +25,11 @@ const (
 	EventSoftware
 )
 
-// DTOStatus is the completion status of a data transfer or bind.
+// DTOStatus is the completion status of a data transfer or bind. The
+// numbering is core's; an export layer maps it to its ABI's statuses.
 type DTOStatus uint8
 
-// Completion statuses (DAT_DTO_COMPLETION_STATUS order).
+// Completion statuses.
 const (
 	DTOSuccess DTOStatus = iota
 	DTOFlushed
@@ -43,16 +45,25 @@ const (
 	DTORMROperationFailed
 )
 
+// AsyncReason says why an asynchronous error event was posted. Each reason
+// is distinct here, where DAT numbers them per object family; an export
+// layer maps them to its ABI's values.
+type AsyncReason uint8
+
 // Async error reasons carried by asynchronous events.
 const (
-	ReasonEPTransferToError       uint32 = 0
-	ReasonEPOtherError            uint32 = 1
-	ReasonSRQSoftHighWatermark    uint32 = 2
-	ReasonEVDOverflow             uint32 = 0
-	ReasonSRQLowWatermark         uint32 = 2
-	ReasonIACatastrophic          uint32 = 0
-	ReasonProviderInternalFailure uint32 = 1
+	ReasonEPTransferToError AsyncReason = iota + 1
+	ReasonEPOtherError
+	ReasonSRQSoftHighWatermark
+	ReasonEVDOverflow
+	ReasonSRQLowWatermark
+	ReasonIACatastrophic
+	ReasonProviderInternalFailure
+	reasonCount
 )
+
+// AsyncReasonCount bounds the reasons, for tables indexed by AsyncReason.
+const AsyncReasonCount = int(reasonCount)
 
 // Event is one DAT event, ABI-neutral. Which fields are meaningful depends
 // on Number, as in the DAT_EVENT union.
@@ -77,7 +88,7 @@ type Event struct {
 
 	// Asynchronous errors: the object concerned and the reason.
 	Target Obj
-	Reason uint32
+	Reason AsyncReason
 
 	// Software events: the consumer's opaque pointer.
 	Pointer uint64

@@ -106,7 +106,7 @@ type IA struct {
 // OpenIA opens an IA on the device cfg names.
 func OpenIA(cfg IAConfig) (*IA, error) {
 	if cfg.AsyncEVD == nil && !cfg.NoAsync && cfg.AsyncQLen <= 0 {
-		return nil, ErrArg(2)
+		return nil, ErrArg(ArgQLen)
 	}
 	if e := cfg.AsyncEVD; e != nil && !e.usableAsAsync() {
 		return nil, ErrHandle(SubHandleEVDAsync)
@@ -224,7 +224,7 @@ func (ia *IA) liveLocked() error {
 // asyncError posts an asynchronous error event about target. It runs in
 // sinks under a QP's lock, so it must not take ia.mu (ia.mu is held around
 // QP destruction); asyncEVD is set once in OpenIA and never changes.
-func (ia *IA) asyncError(num EventNumber, target Obj, reason uint32) {
+func (ia *IA) asyncError(num EventNumber, target Obj, reason AsyncReason) {
 	evd := ia.asyncEVD
 	if evd != nil {
 		evd.push(&Event{Number: num, Target: target, Reason: reason, notify: true})
@@ -355,10 +355,10 @@ func (ia *IA) destroyAll() []rdma.ConnRequest {
 // CreateEVD creates an event dispatcher (dat_evd_create).
 func (ia *IA) CreateEVD(qlen int, flags EVDFlags, cno *CNO) (*EVD, error) {
 	if qlen <= 0 || qlen > ia.attr.MaxEVDQLen {
-		return nil, ErrArg(2)
+		return nil, ErrArg(ArgQLen)
 	}
 	if flags == 0 || flags&^evdAllFlags != 0 {
-		return nil, ErrArg(4)
+		return nil, ErrArg(ArgEVDFlags)
 	}
 	ia.mu.Lock()
 	defer ia.mu.Unlock()
@@ -366,7 +366,7 @@ func (ia *IA) CreateEVD(qlen int, flags EVDFlags, cno *CNO) (*EVD, error) {
 		return nil, err
 	}
 	if flags&EVDAsync != 0 && ia.asyncEVD != nil && !ia.asyncEVD.dead {
-		return nil, ErrArg(4)
+		return nil, ErrArg(ArgEVDFlags)
 	}
 	if cno != nil && (cno.ia != ia || cno.dead) {
 		return nil, ErrHandle(SubHandleCNO)

@@ -108,7 +108,7 @@ func TestEVDTimeouts(t *testing.T) {
 	assert.GreaterOrEqual(t, time.Since(start), 20*time.Millisecond)
 	assert.ErrorIs(t, e.Dequeue(&ev), ErrQueueEmpty)
 	_, err = e.Wait(0, 5, &ev)
-	assert.Equal(t, ErrArg(3), err, "threshold above the queue length")
+	assert.Equal(t, ErrArg(ArgThreshold), err, "threshold above the queue length")
 }
 
 // A completion naming no outstanding request of the EP (a transport that

@@ -13,7 +13,8 @@ import (
 // The layering rules of DESIGN.md: imports point down only. core never
 // imports cgo, unsafe, the export layer or a concrete backend; backends
 // never import core; unsafe lives only in export/ and *_unsafe.go files of
-// the backends.
+// the backends; the export layer's shared package (export/cabi) imports no
+// ABI package.
 func TestImportBoundaries(t *testing.T) {
 	root := ".."
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
@@ -52,12 +53,18 @@ func violation(dir, file, imp string) string {
 	switch {
 	case dir == "core" && (imp == "C" || imp == "unsafe"):
 		return "core is pure Go"
-	case dir == "core" && (imp == "godat/export" || strings.HasPrefix(imp, "godat/rdma/")):
+	case dir == "core" && (isExport(imp) || strings.HasPrefix(imp, "godat/rdma/")):
 		return "core must not depend on the export layer or a concrete backend"
-	case strings.HasPrefix(dir, "rdma") && (imp == "godat/core" || imp == "godat/export"):
+	case strings.HasPrefix(dir, "rdma") && (imp == "godat/core" || isExport(imp)):
 		return "backends never import core or export"
+	case dir == "export/cabi" && isExport(imp):
+		return "cabi is shared by every ABI's library and depends on none"
 	case strings.HasPrefix(dir, "rdma") && imp == "unsafe" && !strings.HasSuffix(file, "_unsafe.go") && !strings.HasSuffix(file, "_unsafe_test.go"):
 		return "unsafe belongs in *_unsafe.go files"
 	}
 	return ""
+}
+
+func isExport(imp string) bool {
+	return imp == "godat/export" || strings.HasPrefix(imp, "godat/export/")
 }

@@ -19,17 +19,18 @@ const (
 	MemSharedVirtual
 )
 
-// MemPriv are DAT memory privileges; the values are the DAT flag bits,
-// shared by both DAT ABIs.
+// MemPriv are memory privileges. The bits are core's; an export layer
+// converts its ABI's flags (and refuses bits it does not know).
 type MemPriv uint32
 
 // Memory privileges.
 const (
-	PrivLocalRead   MemPriv = 0x01
-	PrivRemoteRead  MemPriv = 0x02
-	PrivLocalWrite  MemPriv = 0x10
-	PrivRemoteWrite MemPriv = 0x20
-	PrivAll         MemPriv = 0x33
+	PrivLocalRead MemPriv = 1 << iota
+	PrivLocalWrite
+	PrivRemoteRead
+	PrivRemoteWrite
+
+	PrivAll = PrivLocalRead | PrivLocalWrite | PrivRemoteRead | PrivRemoteWrite
 )
 
 // access is what the transport registers for p. Local read is always
@@ -90,7 +91,7 @@ type LMRInfo struct {
 // CreateLMR registers memory (dat_lmr_create).
 func (ia *IA) CreateLMR(region LMRRegion, length uint64, pz *PZ, priv MemPriv) (*LMR, LMRInfo, error) {
 	if priv&^PrivAll != 0 {
-		return nil, LMRInfo{}, ErrArg(6)
+		return nil, LMRInfo{}, ErrArg(ArgMemPriv)
 	}
 	ia.mu.Lock()
 	defer ia.mu.Unlock()
@@ -111,10 +112,10 @@ func (ia *IA) CreateLMR(region LMRRegion, length uint64, pz *PZ, priv MemPriv) (
 			return nil, LMRInfo{}, E(KindLengthError, SubNone)
 		}
 		if addr == 0 {
-			return nil, LMRInfo{}, ErrArg(3)
+			return nil, LMRInfo{}, ErrArg(ArgRegion)
 		}
 		if length > ia.attr.MaxLMRBlockSize || addr+length < addr {
-			return nil, LMRInfo{}, ErrArg(4)
+			return nil, LMRInfo{}, ErrArg(ArgLength)
 		}
 		if region.Type == MemSharedVirtual && !sharedMapping(addr, length) {
 			// dat_lmr_create(3DAT): "shared virtual buffer was not
@@ -213,11 +214,12 @@ func (ia *IA) lmrByContextLocked(ctx uint32) *LMR {
 	return nil
 }
 
-// Segment is an address range named by an LMR context (a DAT_LMR_TRIPLET).
+// Segment is a local address range and the context (key) of the LMR that
+// registers it. An export layer fills segments from its ABI's triplets.
 type Segment struct {
-	LMRContext uint32
 	Addr       uint64
 	Length     uint64
+	LMRContext uint32
 }
 
 // SyncRDMA checks the segments of dat_lmr_sync_rdma_read/write. Memory is
@@ -232,7 +234,7 @@ func (ia *IA) SyncRDMA(segs []Segment) error {
 	for _, s := range segs {
 		l := ia.lmrByContextLocked(s.LMRContext)
 		if l == nil || s.Addr < l.addr || s.Addr+s.Length > l.addr+l.length || s.Addr+s.Length < s.Addr {
-			return ErrArg(2)
+			return ErrArg(ArgLocalIOV)
 		}
 	}
 	return nil

@@ -3,12 +3,13 @@ package core
 import "godat/rdma"
 
 // PSPFlags select who creates the EP for an arriving request.
-type PSPFlags uint32
+type PSPFlags uint8
 
-// PSP flags.
+// PSP flags: the consumer creates the EP (the default), or the provider
+// does and hands it over with the request.
 const (
-	PSPConsumer PSPFlags = 0
-	PSPProvider PSPFlags = 1
+	PSPConsumer PSPFlags = iota
+	PSPProvider
 )
 
 // PSP is a public service point: a listening connection qualifier.
@@ -27,7 +28,7 @@ type PSP struct {
 // any is true (dat_psp_create_any); the chosen qualifier is returned.
 func (ia *IA) CreatePSP(qual uint64, any bool, evd *EVD, flags PSPFlags) (*PSP, uint64, error) {
 	if flags != PSPConsumer && flags != PSPProvider {
-		return nil, 0, ErrArg(4)
+		return nil, 0, ErrArg(ArgPSPFlags)
 	}
 	ia.mu.Lock()
 	defer ia.mu.Unlock()

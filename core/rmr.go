@@ -68,10 +68,10 @@ func (r *RMR) Query() (RMRInfo, error) {
 // zero-length segment unbinds. The previous context stops working at once.
 func (r *RMR) Bind(seg Segment, priv MemPriv, ep *EP, cookie uint64, flags CompletionFlags) (uint32, error) {
 	if priv&^(PrivRemoteRead|PrivRemoteWrite|PrivLocalRead|PrivLocalWrite) != 0 {
-		return 0, ErrArg(3)
+		return 0, ErrArg(ArgMemPriv)
 	}
 	if flags&^completionAll != 0 {
-		return 0, ErrArg(6)
+		return 0, ErrArg(ArgCompletionFlags)
 	}
 	ia := r.ia
 	ia.mu.Lock()
@@ -94,7 +94,7 @@ func (r *RMR) Bind(seg Segment, priv MemPriv, ep *EP, cookie uint64, flags Compl
 		// dat_rmr_bind(3DAT): only valid when the EP's request
 		// completion flags have DAT_COMPLETION_UNSIGNALLED_FLAG.
 		ia.mu.Unlock()
-		return 0, ErrArg(6)
+		return 0, ErrArg(ArgCompletionFlags)
 	}
 	if st != EPConnected && st != EPDisconnected {
 		ia.mu.Unlock()
@@ -110,11 +110,11 @@ func (r *RMR) Bind(seg Segment, priv MemPriv, ep *EP, cookie uint64, flags Compl
 		l = ia.lmrByContextLocked(seg.LMRContext)
 		if l == nil {
 			ia.mu.Unlock()
-			return 0, ErrArg(2)
+			return 0, ErrArg(ArgLocalIOV)
 		}
 		if seg.Addr < l.addr || seg.Addr+seg.Length > l.addr+l.length || seg.Addr+seg.Length < seg.Addr {
 			ia.mu.Unlock()
-			return 0, ErrArg(2)
+			return 0, ErrArg(ArgLocalIOV)
 		}
 		if priv&PrivRemoteRead != 0 && l.priv&PrivLocalRead == 0 ||
 			priv&PrivRemoteWrite != 0 && l.priv&PrivLocalWrite == 0 {

@@ -26,7 +26,7 @@ func TestRMRBindCompletions(t *testing.T) {
 	assert.Equal(t, ErrState(SubStateEPUnconnected), err)
 	f.connect(t)
 	_, err = r.Bind(win, PrivRemoteWrite, f.ep, 1, CompletionUnsignalled)
-	assert.Equal(t, ErrArg(6), err)
+	assert.Equal(t, ErrArg(ArgCompletionFlags), err)
 
 	ctx, err := r.Bind(win, PrivRemoteWrite, f.ep, 2, 0)
 	require.NoError(t, err, "remote write only")

@@ -118,7 +118,7 @@ func (ia *IA) CreateSRQ(pz *PZ, attr SRQAttr) (*SRQ, error) {
 	if attr.MaxRecvDTOs <= 0 || attr.MaxRecvDTOs > l.MaxRecvPerSRQ ||
 		attr.MaxRecvIOV < 0 || attr.MaxRecvIOV > l.MaxIOVSegments ||
 		attr.LowWatermark < 0 || attr.LowWatermark > attr.MaxRecvDTOs {
-		return nil, ErrArg(3)
+		return nil, ErrArg(ArgSRQAttr)
 	}
 	s, err := ia.createSRQ(pz, attr)
 	if err != nil {
@@ -273,7 +273,7 @@ func (s *SRQ) PostRecv(segs []Segment, cookie uint64) error {
 	case s.dead:
 		return ErrHandle(SubHandleSRQ)
 	case len(segs) > s.maxIOV || len(segs) > len(s.sge):
-		return ErrArg(2)
+		return ErrArg(ArgSegmentCount)
 	case s.outstanding.Load() >= int64(s.maxRecv):
 		return E(KindInsufficientResources, SubResourceSRQ)
 	}
@@ -300,7 +300,7 @@ func (s *SRQ) PostRecv(segs []Segment, cookie uint64) error {
 	s.putSlot(slot)
 	switch {
 	case errors.Is(err, rdma.ErrInvalid):
-		return ErrArg(3)
+		return ErrArg(ArgLocalIOV)
 	case errors.Is(err, rdma.ErrProtection):
 		return E(KindProtectionViolation, SubProtectionWrite)
 	case errors.Is(err, rdma.ErrPrivileges):
@@ -350,7 +350,7 @@ func (s *SRQ) SetLowWatermark(lw int) error {
 	case s.dead:
 		return ErrHandle(SubHandleSRQ)
 	case lw < 0 || lw > s.maxRecv:
-		return ErrArg(2)
+		return ErrArg(ArgLowWatermark)
 	}
 	s.lw = lw
 	if err := s.backend.Modify(rdma.SRQAttr{Limit: lw}, rdma.SRQLimit); err != nil {
@@ -370,7 +370,7 @@ func (s *SRQ) Resize(n int) error {
 	case s.dead:
 		return ErrHandle(SubHandleSRQ)
 	case n <= 0 || n > s.ia.attr.MaxRecvPerSRQ:
-		return ErrArg(2)
+		return ErrArg(ArgQLen)
 	case int64(n) < s.outstanding.Load(), n < s.lw:
 		return ErrState(SubNone)
 	}

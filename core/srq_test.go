@@ -156,7 +156,7 @@ func TestSRQQueryExample(t *testing.T) {
 	require.Equal(t, 0, p.sep.Held())
 }
 
-func asyncIs(t *testing.T, s *side, target Obj, reason uint32) {
+func asyncIs(t *testing.T, s *side, target Obj, reason AsyncReason) {
 	t.Helper()
 	ev := next(t, s.async)
 	require.Equal(t, EventAsyncEPBroken, ev.Number)
@@ -169,8 +169,8 @@ func TestSRQLowWatermark(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		require.NoError(t, p.srq.PostRecv(p.s.seg(i), uint64(i)))
 	}
-	require.Equal(t, ErrArg(2), p.srq.SetLowWatermark(11))
-	require.Equal(t, ErrArg(2), p.srq.SetLowWatermark(-1))
+	require.Equal(t, ErrArg(ArgLowWatermark), p.srq.SetLowWatermark(11))
+	require.Equal(t, ErrArg(ArgLowWatermark), p.srq.SetLowWatermark(-1))
 	require.NoError(t, p.srq.SetLowWatermark(2)) // 3 buffers: not below 2
 	none(t, p.s.async)
 	send(t, p.c, p.cep, 1, 1) // 2 left: still not below
@@ -199,7 +199,7 @@ func TestSRQCreateLowWatermark(t *testing.T) {
 	asyncIs(t, s, q, ReasonSRQLowWatermark)
 	for _, a := range []SRQAttr{{0, 1, 0}, {-1, 1, 0}, {1025, 1, 0}, {4, -1, 0}, {4, 9, 0}, {4, 1, 5}, {4, 1, -1}} {
 		_, err := s.ia.CreateSRQ(s.pz, a)
-		require.Equal(t, ErrArg(3), err, "%+v", a)
+		require.Equal(t, ErrArg(ArgSRQAttr), err, "%+v", a)
 	}
 }
 
@@ -222,8 +222,8 @@ func TestSRQResize(t *testing.T) {
 	require.NoError(t, p.srq.PostRecv(p.s.seg(9), 9))
 	require.NoError(t, p.srq.SetLowWatermark(4))
 	require.Equal(t, ErrState(SubNone), p.srq.Resize(3), "below the low watermark")
-	require.Equal(t, ErrArg(2), p.srq.Resize(0))
-	require.Equal(t, ErrArg(2), p.srq.Resize(1025))
+	require.Equal(t, ErrArg(ArgQLen), p.srq.Resize(0))
+	require.Equal(t, ErrArg(ArgQLen), p.srq.Resize(1025))
 	require.NoError(t, p.srq.Resize(20))
 	// No buffer was lost: every posted one completes.
 	send(t, p.c, p.cep, 3, 1)
@@ -252,8 +252,8 @@ func TestSRQPostRecvErrors(t *testing.T) {
 		q.PostRecv([]Segment{{LMRContext: rinfo.LMRContext, Addr: 0xa00000, Length: 8}}, 0))
 	require.Equal(t, E(KindProtectionViolation, SubProtectionWrite),
 		q.PostRecv([]Segment{{LMRContext: oinfo.LMRContext, Addr: 0x900000, Length: 8}}, 0))
-	require.Equal(t, ErrArg(3), q.PostRecv([]Segment{{LMRContext: s.ctx, Addr: 0x100000 + 1<<20 - 4, Length: 8}}, 0))
-	require.Equal(t, ErrArg(2), q.PostRecv(append(s.seg(0), s.seg(1)[0], s.seg(2)[0]), 0))
+	require.Equal(t, ErrArg(ArgLocalIOV), q.PostRecv([]Segment{{LMRContext: s.ctx, Addr: 0x100000 + 1<<20 - 4, Length: 8}}, 0))
+	require.Equal(t, ErrArg(ArgSegmentCount), q.PostRecv(append(s.seg(0), s.seg(1)[0], s.seg(2)[0]), 0))
 	require.NoError(t, q.PostRecv(nil, 1), "a zero-size receive")
 	require.NoError(t, q.PostRecv(s.seg(0), 2))
 	require.Equal(t, E(KindInsufficientResources, SubResourceSRQ), q.PostRecv(s.seg(1), 3))
@@ -351,8 +351,8 @@ func TestEPSoftWatermark(t *testing.T) {
 	require.Equal(t, 0, p.sep.Held(), "reaped completions leave the EP")
 	require.NoError(t, p.sep.SetWatermark(0, WatermarkInfinite))
 	none(t, p.s.async)
-	require.Equal(t, ErrArg(2), p.sep.SetWatermark(-2, 0))
-	require.Equal(t, ErrArg(3), p.sep.SetWatermark(0, -5))
+	require.Equal(t, ErrArg(ArgSoftWatermark), p.sep.SetWatermark(-2, 0))
+	require.Equal(t, ErrArg(ArgHardWatermark), p.sep.SetWatermark(0, -5))
 }
 
 func TestEPHardWatermark(t *testing.T) {
@@ -492,7 +492,7 @@ func TestSRQEPAttrSoftHW(t *testing.T) {
 	a := s.ia.DefaultEPAttr()
 	a.SRQSoftHW = -3
 	_, err := s.ia.CreateEP(EPConfig{PZ: s.pz, RecvEVD: s.dto, ReqEVD: s.dto, ConnEVD: s.conn, SRQ: q, Attr: &a})
-	require.Equal(t, ErrArg(7), err)
+	require.Equal(t, ErrArg(ArgEPAttr), err)
 	a.SRQSoftHW = 5
 	ep, err := s.ia.CreateEP(EPConfig{PZ: s.pz, RecvEVD: s.dto, ReqEVD: s.dto, ConnEVD: s.conn, SRQ: q, Attr: &a})
 	require.NoError(t, err)
@@ -510,7 +510,7 @@ func TestSRQEPModifySoftHW(t *testing.T) {
 	sep, cep := s.ep(t, q, s.dto), c.ep(t, nil, c.dto)
 	a := sep.Attr()
 	a.SRQSoftHW = -4
-	require.Equal(t, ErrArg(3), sep.Modify(a, EPHandles{}))
+	require.Equal(t, ErrArg(ArgEPAttr), sep.Modify(a, EPHandles{}))
 	a.SRQSoftHW = 0
 	require.NoError(t, sep.Modify(a, EPHandles{}))
 	require.Equal(t, 0, sep.Attr().SRQSoftHW)

@@ -120,7 +120,9 @@ static void insufficient_resources(void **state)
 }
 
 /* "private_data_size: Size of private_data. Must be nonnegative."
- * "timeout: ... Values must be positive." */
+ * "timeout: ... Values must be positive." More private data than the
+ * provider takes is an invalid private_data_size too (argument 4 here,
+ * where dat_ep_connect has it 5th). */
 static void invalid_parameter(void **state)
 {
 	(void)state;
@@ -128,7 +130,13 @@ static void invalid_parameter(void **state)
 	pair_up(&x, NULL);
 	DAT_EP_HANDLE a2;
 	check_ok(dat_ep_create(x.a.ia, x.a.pz, x.a.recv, x.a.req, x.a.conn, NULL, &a2));
-	char pd[8] = "x";
+	char pd[1024] = "x";
+	DAT_PROVIDER_ATTR pa;
+	DAT_EVD_HANDLE async;
+	check_ok(dat_ia_query(x.a.ia, &async, 0, NULL, DAT_PROVIDER_FIELD_ALL, &pa));
+	assert_true(pa.max_private_data_size < (DAT_COUNT)sizeof pd);
+	check_ret(dat_ep_dup_connect(a2, x.a.ep, CONN_TMO, pa.max_private_data_size + 1, pd, DAT_QOS_BEST_EFFORT),
+		  DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
 	check_ret(dat_ep_dup_connect(a2, x.a.ep, 0, 0, NULL, DAT_QOS_BEST_EFFORT), DAT_INVALID_PARAMETER,
 		  DAT_INVALID_ARG3);
 	check_ret(dat_ep_dup_connect(a2, x.a.ep, CONN_TMO, -1, pd, DAT_QOS_BEST_EFFORT), DAT_INVALID_PARAMETER,

@@ -14,21 +14,8 @@ import (
 	"unsafe"
 
 	"godat/core"
+	"godat/export/dat12"
 )
-
-// agentOf reads an OS wait proxy agent: instance data, then function. An
-// agent with instance data but no function cannot be invoked and is
-// refused (argument n).
-func agentOf(a *C.DAT_OS_WAIT_PROXY_AGENT, n int) ([2]uint64, error) {
-	if a == nil {
-		return [2]uint64{}, nil
-	}
-	v := *(*[2]uint64)(unsafe.Pointer(a))
-	if v[0] != 0 && v[1] == 0 {
-		return v, core.ErrArg(n)
-	}
-	return v, nil
-}
 
 // callAgent is core.AgentFunc: it runs the consumer's agent function.
 func callAgent(agent [2]uint64, evd *core.EVD) {
@@ -40,93 +27,109 @@ func callAgent(agent [2]uint64, evd *core.EVD) {
 	C.godat_call_agent(C.uintptr_t(agent[1]), C.uintptr_t(agent[0]), handleOf(evd))
 }
 
+func cnoOf(h C.godat_handle) (*core.CNO, error) {
+	return lookup[*core.CNO](h, core.TypeCNO, core.SubHandleCNO)
+}
+
+var callCNOCreate = dat12.NewCall("dat_cno_create", dat12.Args{})
+
 //export go_dat_cno_create
 func go_dat_cno_create(h C.godat_handle, agent *C.DAT_OS_WAIT_PROXY_AGENT, out *C.DAT_CNO_HANDLE) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_cno_create", h)
+	c := callCNOCreate
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	if out == nil {
-		return datReturn(core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	}
-	a, err := agentOf(agent, 2)
+	a, err := dat12.Agent(unsafe.Pointer(agent), 2)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	c, err := ia.CreateCNO(a)
+	cno, err := ia.CreateCNO(a)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	*out = handleOf(c)
+	*out = handleOf(cno)
 	return C.DAT_SUCCESS
 }
+
+var callCNOModifyAgent = dat12.NewCall("dat_cno_modify_agent", dat12.Args{})
 
 //export go_dat_cno_modify_agent
 func go_dat_cno_modify_agent(h C.godat_handle, agent *C.DAT_OS_WAIT_PROXY_AGENT) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_cno_modify_agent", h)
-	c, err := lookup[*core.CNO](h, core.TypeCNO, core.SubHandleCNO)
+	c := callCNOModifyAgent
+	defer c.Done((*uint32)(&ret), uintptr(h))
+	cno, err := cnoOf(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	a, err := agentOf(agent, 2)
+	a, err := dat12.Agent(unsafe.Pointer(agent), 2)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	return datReturn(c.ModifyAgent(a))
+	return datReturn(c, cno.ModifyAgent(a))
 }
+
+var callCNOQuery = dat12.NewCall("dat_cno_query", dat12.Args{})
 
 //export go_dat_cno_query
 func go_dat_cno_query(h C.godat_handle, mask C.DAT_CNO_PARAM_MASK, out *C.DAT_CNO_PARAM) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_cno_query", h)
-	c, err := lookup[*core.CNO](h, core.TypeCNO, core.SubHandleCNO)
+	c := callCNOQuery
+	defer c.Done((*uint32)(&ret), uintptr(h))
+	cno, err := cnoOf(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	if mask&^C.DAT_CNO_FIELD_ALL != 0 {
-		return datReturn(core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	if out == nil {
-		return datReturn(core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	}
-	a, err := c.Agent()
+	a, err := cno.Agent()
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	var v C.DAT_CNO_PARAM
-	v.ia_handle = handleOf(c.IA())
-	*(*[2]uint64)(unsafe.Pointer(&v.agent)) = a
-	*out = v
+	dat12.PutCNOParam(unsafe.Pointer(out), cno, a)
 	return C.DAT_SUCCESS
 }
 
+var callCNOFree = dat12.NewCall("dat_cno_free", dat12.Args{})
+
 //export go_dat_cno_free
 func go_dat_cno_free(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_cno_free", h)
-	c, err := lookup[*core.CNO](h, core.TypeCNO, core.SubHandleCNO)
+	c := callCNOFree
+	defer c.Done((*uint32)(&ret), uintptr(h))
+	cno, err := cnoOf(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	return datReturn(c.Free())
+	return datReturn(c, cno.Free())
 }
+
+var callCNOWait = dat12.NewCall("dat_cno_wait", dat12.Args{})
 
 //export go_dat_cno_wait
 func go_dat_cno_wait(h C.godat_handle, timeout C.DAT_TIMEOUT, out *C.DAT_EVD_HANDLE) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_cno_wait", h)
-	c, err := lookup[*core.CNO](h, core.TypeCNO, core.SubHandleCNO)
+	c := callCNOWait
+	defer c.Done((*uint32)(&ret), uintptr(h))
+	cno, err := cnoOf(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	if out == nil {
-		return datReturn(core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	}
-	evd, err := c.Wait(timeoutOf(timeout))
+	evd, err := cno.Wait(dat12.Timeout(uint32(timeout)))
 	if err != nil {
 		if core.AsError(err).Kind == core.KindQueueEmpty {
 			// The page: on a timeout evd_handle is set to a null handle.
 			*out = nil
 		}
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	*out = handleOf(evd)
 	return C.DAT_SUCCESS

@@ -5,60 +5,67 @@ package main
 */
 import "C"
 
-import "godat/core"
+import (
+	"unsafe"
+
+	"godat/core"
+	"godat/export/cabi"
+	"godat/export/dat12"
+)
 
 // anyObject resolves a handle of any family.
 func anyObject(h C.godat_handle) (core.Obj, error) {
-	e := handles.entry(uintptr(h))
-	if e == nil {
+	o, ok := cabi.Object(uintptr(h))
+	if !ok {
 		return nil, core.ErrHandle(core.SubNone)
 	}
-	return e.obj, nil
+	return o, nil
 }
+
+var callSetConsumerContext = dat12.NewCall("dat_set_consumer_context", dat12.Args{})
 
 //export go_dat_set_consumer_context
 func go_dat_set_consumer_context(h C.godat_handle, ctx C.DAT_UINT64) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_set_consumer_context", h)
+	c := callSetConsumerContext
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	o, err := anyObject(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	core.Base(o).SetContext(uint64(ctx))
 	return C.DAT_SUCCESS
 }
 
+var callGetConsumerContext = dat12.NewCall("dat_get_consumer_context", dat12.Args{})
+
 //export go_dat_get_consumer_context
 func go_dat_get_consumer_context(h C.godat_handle, out *C.DAT_CONTEXT) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_get_consumer_context", h)
+	c := callGetConsumerContext
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	o, err := anyObject(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	if out == nil {
-		return datReturn(core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
-	*(*C.DAT_UINT64)(ptrOf(out)) = C.DAT_UINT64(core.Base(o).Context())
+	*(*C.DAT_UINT64)(unsafe.Pointer(out)) = C.DAT_UINT64(core.Base(o).Context())
 	return C.DAT_SUCCESS
 }
 
-// handleTypes maps core families to DAT_HANDLE_TYPE values.
-var handleTypes = [core.TypeCount]C.DAT_HANDLE_TYPE{
-	core.TypeCR: C.DAT_HANDLE_TYPE_CR, core.TypeEP: C.DAT_HANDLE_TYPE_EP, core.TypeEVD: C.DAT_HANDLE_TYPE_EVD,
-	core.TypeIA: C.DAT_HANDLE_TYPE_IA, core.TypeLMR: C.DAT_HANDLE_TYPE_LMR, core.TypePSP: C.DAT_HANDLE_TYPE_PSP,
-	core.TypePZ: C.DAT_HANDLE_TYPE_PZ, core.TypeRMR: C.DAT_HANDLE_TYPE_RMR, core.TypeRSP: C.DAT_HANDLE_TYPE_RSP,
-	core.TypeCNO: C.DAT_HANDLE_TYPE_CNO, core.TypeSRQ: C.DAT_HANDLE_TYPE_SRQ,
-}
+var callGetHandleType = dat12.NewCall("dat_get_handle_type", dat12.Args{})
 
 //export go_dat_get_handle_type
 func go_dat_get_handle_type(h C.godat_handle, out *C.DAT_HANDLE_TYPE) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_get_handle_type", h)
+	c := callGetHandleType
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	o, err := anyObject(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	if out == nil {
-		return datReturn(core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
-	*out = handleTypes[core.Base(o).Type()]
+	*out = C.DAT_HANDLE_TYPE(dat12.HandleType(core.Base(o).Type()))
 	return C.DAT_SUCCESS
 }

@@ -6,283 +6,225 @@ package main
 import "C"
 
 import (
-	"time"
 	"unsafe"
 
 	"godat/core"
+	"godat/export/dat12"
 )
-
-var eventNumbers = [...]C.DAT_EVENT_NUMBER{
-	core.EventDTOCompletion:              C.DAT_DTO_COMPLETION_EVENT,
-	core.EventRMRBindCompletion:          C.DAT_RMR_BIND_COMPLETION_EVENT,
-	core.EventConnectionRequest:          C.DAT_CONNECTION_REQUEST_EVENT,
-	core.EventConnEstablished:            C.DAT_CONNECTION_EVENT_ESTABLISHED,
-	core.EventConnPeerRejected:           C.DAT_CONNECTION_EVENT_PEER_REJECTED,
-	core.EventConnNonPeerRejected:        C.DAT_CONNECTION_EVENT_NON_PEER_REJECTED,
-	core.EventConnAcceptCompletionError:  C.DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR,
-	core.EventConnDisconnected:           C.DAT_CONNECTION_EVENT_DISCONNECTED,
-	core.EventConnBroken:                 C.DAT_CONNECTION_EVENT_BROKEN,
-	core.EventConnTimedOut:               C.DAT_CONNECTION_EVENT_TIMED_OUT,
-	core.EventConnUnreachable:            C.DAT_CONNECTION_EVENT_UNREACHABLE,
-	core.EventAsyncEVDOverflow:           C.DAT_ASYNC_ERROR_EVD_OVERFLOW,
-	core.EventAsyncIACatastrophic:        C.DAT_ASYNC_ERROR_IA_CATASTROPHIC,
-	core.EventAsyncEPBroken:              C.DAT_ASYNC_ERROR_EP_BROKEN,
-	core.EventAsyncTimedOut:              C.DAT_ASYNC_ERROR_TIMED_OUT,
-	core.EventAsyncProviderInternalError: C.DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR,
-	core.EventSoftware:                   C.DAT_SOFTWARE_EVENT,
-}
-
-// fillEvent writes ev into the consumer's DAT_EVENT.
-func fillEvent(out *C.DAT_EVENT, ev *core.Event) {
-	out.event_number = eventNumbers[ev.Number]
-	out.evd_handle = handleOf(ev.EVD)
-	data := unsafe.Pointer(&out.event_data)
-	switch ev.Number {
-	case core.EventDTOCompletion:
-		d := (*C.DAT_DTO_COMPLETION_EVENT_DATA)(data)
-		d.ep_handle = handleOf(ev.EP)
-		*(*uint64)(unsafe.Pointer(&d.user_cookie)) = ev.Cookie
-		d.status = C.DAT_DTO_COMPLETION_STATUS(ev.Status)
-		d.transfered_length = C.DAT_VLEN(ev.Length)
-	case core.EventRMRBindCompletion:
-		d := (*C.DAT_RMR_BIND_COMPLETION_EVENT_DATA)(data)
-		d.rmr_handle = handleOf(ev.RMR)
-		*(*uint64)(unsafe.Pointer(&d.user_cookie)) = ev.Cookie
-		d.status = C.DAT_RMR_BIND_COMPLETION_STATUS(ev.Status)
-	case core.EventConnectionRequest:
-		d := (*C.DAT_CR_ARRIVAL_EVENT_DATA)(data)
-		*(*C.DAT_HANDLE)(unsafe.Pointer(&d.sp_handle)) = handleOfObj(ev.SP)
-		d.local_ia_address_ptr = nil
-		if ia := ev.EVD.IA(); ia != nil {
-			if m := cmemOf(ia); m != nil {
-				d.local_ia_address_ptr = (*C.DAT_SOCK_ADDR)(unsafe.Add(m, cmemLocalAddr))
-			}
-		}
-		d.conn_qual = C.DAT_CONN_QUAL(ev.ConnQual)
-		d.cr_handle = handleOf(ev.CR)
-	case core.EventAsyncEVDOverflow, core.EventAsyncIACatastrophic, core.EventAsyncEPBroken,
-		core.EventAsyncTimedOut, core.EventAsyncProviderInternalError:
-		d := (*C.DAT_ASYNCH_ERROR_EVENT_DATA)(data)
-		d.dat_handle = handleOfObj(ev.Target)
-		d.reason = C.DAT_COUNT(ev.Reason)
-	case core.EventSoftware:
-		d := (*C.DAT_SOFTWARE_EVENT_DATA)(data)
-		*(*uint64)(unsafe.Pointer(&d.pointer)) = ev.Pointer
-	default: // connection events
-		d := (*C.DAT_CONNECTION_EVENT_DATA)(data)
-		d.ep_handle = handleOf(ev.EP)
-		d.private_data_size = 0
-		d.private_data = nil
-		if n := len(ev.PrivateData); n > 0 && ev.EP != nil {
-			if m := cmemOf(ev.EP); m != nil {
-				n = min(n, cmemPrivateMax)
-				copy(unsafe.Slice((*byte)(unsafe.Add(m, cmemPrivate)), n), ev.PrivateData)
-				d.private_data_size = C.DAT_COUNT(n)
-				d.private_data = C.DAT_PVOID(unsafe.Add(m, cmemPrivate))
-			}
-		}
-	}
-}
 
 func evdOf(h C.godat_handle) (*core.EVD, error) {
 	return lookup[*core.EVD](h, core.TypeEVD, core.SubNone)
 }
 
-// timeoutOf converts a DAT timeout in microseconds; -1 means no bound.
-func timeoutOf(t C.DAT_TIMEOUT) time.Duration {
-	if t == C.DAT_TIMEOUT_INFINITE {
-		return -1
-	}
-	return time.Duration(t) * time.Microsecond
-}
+var callEVDCreate = dat12.NewCall("dat_evd_create", dat12.Args{core.ArgQLen: 2, core.ArgEVDFlags: 4})
 
 //export go_dat_evd_create
 func go_dat_evd_create(h C.godat_handle, qlen C.DAT_COUNT, cnoh C.godat_handle, flags C.DAT_EVD_FLAGS, out *C.DAT_EVD_HANDLE) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_evd_create", h)
+	c := callEVDCreate
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	cno, err := lookupOptional[*core.CNO](cnoh, core.TypeCNO, core.SubHandleCNO)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	if out == nil {
-		return datReturn(core.ErrArg(5))
+		return datReturn(c, dat12.ArgAt(5))
 	}
-	cf, ok := evdFlagsFromC(flags)
+	cf, ok := dat12.EVDFlags(uint32(flags))
 	if !ok {
-		return datReturn(core.ErrArg(4))
+		return datReturn(c, core.ErrArg(core.ArgEVDFlags))
 	}
 	evd, err := ia.CreateEVD(int(qlen), cf, cno)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	*out = handleOf(evd)
 	return C.DAT_SUCCESS
 }
 
+var callEVDQuery = dat12.NewCall("dat_evd_query", dat12.Args{})
+
 //export go_dat_evd_query
 func go_dat_evd_query(h C.godat_handle, mask C.DAT_EVD_PARAM_MASK, out *C.DAT_EVD_PARAM) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_evd_query", h)
+	c := callEVDQuery
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	evd, err := evdOf(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	if mask&^C.DAT_EVD_FIELD_ALL != 0 {
-		return datReturn(core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	if out == nil {
-		return datReturn(core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	}
 	p, err := evd.Query()
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	var v C.DAT_EVD_PARAM
-	v.ia_handle = handleOf(evd.IA())
-	v.evd_qlen = C.DAT_COUNT(p.QLen)
-	v.evd_state = C.DAT_EVD_STATE_DISABLED
-	if p.Enabled {
-		v.evd_state = C.DAT_EVD_STATE_ENABLED
-	}
-	if p.Waitable {
-		v.evd_state |= C.DAT_EVD_STATE_WAITABLE
-	} else {
-		v.evd_state |= C.DAT_EVD_STATE_UNWAITABLE
-	}
-	v.cno_handle = handleOf(p.CNO)
-	v.evd_flags = evdFlagsToC(p.Flags)
-	*out = v
+	dat12.PutEVDParam(unsafe.Pointer(out), evd, p)
 	return C.DAT_SUCCESS
 }
+
+var callEVDResize = dat12.NewCall("dat_evd_resize", dat12.Args{core.ArgQLen: 2})
 
 //export go_dat_evd_resize
 func go_dat_evd_resize(h C.godat_handle, qlen C.DAT_COUNT) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_evd_resize", h)
+	c := callEVDResize
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	evd, err := evdOf(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	return datReturn(evd.Resize(int(qlen)))
+	return datReturn(c, evd.Resize(int(qlen)))
 }
+
+var callEVDPostSE = dat12.NewCall("dat_evd_post_se", dat12.Args{core.ArgEvent: 2})
 
 //export go_dat_evd_post_se
 func go_dat_evd_post_se(h C.godat_handle, ev *C.DAT_EVENT) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_evd_post_se", h)
+	c := callEVDPostSE
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	evd, err := evdOf(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	if ev == nil || ev.event_number != C.DAT_SOFTWARE_EVENT {
-		return datReturn(core.ErrArg(2))
+	p, ok := dat12.SoftwareEvent(unsafe.Pointer(ev))
+	if !ok {
+		return datReturn(c, dat12.ArgAt(2))
 	}
-	p := *(*uint64)(unsafe.Pointer(&ev.event_data))
-	return datReturn(evd.PostSE(p))
+	return datReturn(c, evd.PostSE(p))
 }
+
+var callEVDDequeue = dat12.NewCall("dat_evd_dequeue", dat12.Args{})
 
 //export go_dat_evd_dequeue
 func go_dat_evd_dequeue(h C.godat_handle, out *C.DAT_EVENT) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_evd_dequeue", h)
+	c := callEVDDequeue
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	evd, err := evdOf(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	if out == nil {
-		return datReturn(core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	var ev core.Event
 	if err := evd.Dequeue(&ev); err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	fillEvent(out, &ev)
+	dat12.FillEvent(unsafe.Pointer(out), &ev)
 	return C.DAT_SUCCESS
 }
 
+var callEVDWait = dat12.NewCall("dat_evd_wait", dat12.Args{core.ArgThreshold: 3})
+
 //export go_dat_evd_wait
 func go_dat_evd_wait(h C.godat_handle, timeout C.DAT_TIMEOUT, threshold C.DAT_COUNT, out *C.DAT_EVENT, nmore *C.DAT_COUNT) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_evd_wait", h)
+	c := callEVDWait
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	evd, err := evdOf(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	if out == nil {
-		return datReturn(core.ErrArg(4))
+		return datReturn(c, dat12.ArgAt(4))
 	}
 	if nmore == nil {
-		return datReturn(core.ErrArg(5))
+		return datReturn(c, dat12.ArgAt(5))
 	}
 	var ev core.Event
-	n, err := evd.Wait(timeoutOf(timeout), int(threshold), &ev)
+	n, err := evd.Wait(dat12.Timeout(uint32(timeout)), int(threshold), &ev)
 	if err == nil {
-		fillEvent(out, &ev)
+		dat12.FillEvent(unsafe.Pointer(out), &ev)
 	}
 	if k := core.AsError(err).Kind; err == nil || k == core.KindTimeoutExpired || k == core.KindInterruptedCall {
 		*nmore = C.DAT_COUNT(n)
 	}
-	return datReturn(err)
+	return datReturn(c, err)
 }
+
+var callEVDFree = dat12.NewCall("dat_evd_free", dat12.Args{})
 
 //export go_dat_evd_free
 func go_dat_evd_free(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_evd_free", h)
+	c := callEVDFree
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	evd, err := evdOf(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	return datReturn(evd.Free())
+	return datReturn(c, evd.Free())
 }
+
+var callEVDEnable = dat12.NewCall("dat_evd_enable", dat12.Args{})
 
 //export go_dat_evd_enable
 func go_dat_evd_enable(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_evd_enable", h)
+	c := callEVDEnable
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	evd, err := evdOf(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	return datReturn(evd.Enable())
+	return datReturn(c, evd.Enable())
 }
+
+var callEVDDisable = dat12.NewCall("dat_evd_disable", dat12.Args{})
 
 //export go_dat_evd_disable
 func go_dat_evd_disable(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_evd_disable", h)
+	c := callEVDDisable
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	evd, err := evdOf(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	return datReturn(evd.Disable())
+	return datReturn(c, evd.Disable())
 }
+
+var callEVDSetUnwaitable = dat12.NewCall("dat_evd_set_unwaitable", dat12.Args{})
 
 //export go_dat_evd_set_unwaitable
 func go_dat_evd_set_unwaitable(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_evd_set_unwaitable", h)
+	c := callEVDSetUnwaitable
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	evd, err := evdOf(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	return datReturn(evd.SetWaitable(false))
+	return datReturn(c, evd.SetWaitable(false))
 }
+
+var callEVDClearUnwaitable = dat12.NewCall("dat_evd_clear_unwaitable", dat12.Args{})
 
 //export go_dat_evd_clear_unwaitable
 func go_dat_evd_clear_unwaitable(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_evd_clear_unwaitable", h)
+	c := callEVDClearUnwaitable
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	evd, err := evdOf(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	return datReturn(evd.SetWaitable(true))
+	return datReturn(c, evd.SetWaitable(true))
 }
+
+var callEVDModifyCNO = dat12.NewCall("dat_evd_modify_cno", dat12.Args{})
 
 //export go_dat_evd_modify_cno
 func go_dat_evd_modify_cno(h C.godat_handle, cnoh C.godat_handle) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_evd_modify_cno", h)
+	c := callEVDModifyCNO
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	evd, err := evdOf(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	cno, err := lookupOptional[*core.CNO](cnoh, core.TypeCNO, core.SubHandleCNO)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	return datReturn(evd.ModifyCNO(cno))
+	return datReturn(c, evd.ModifyCNO(cno))
 }

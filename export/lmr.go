@@ -1,7 +1,6 @@
 package main
 
 /*
-#include <string.h>
 #include "godat.h"
 */
 import "C"
@@ -10,48 +9,39 @@ import (
 	"unsafe"
 
 	"godat/core"
+	"godat/export/dat12"
 )
+
+var callLMRCreate = dat12.NewCall("dat_lmr_create", dat12.Args{core.ArgRegion: 3, core.ArgLength: 4, core.ArgMemPriv: 6})
 
 //export go_dat_lmr_create
 func go_dat_lmr_create(h C.godat_handle, memType C.DAT_MEM_TYPE, region *C.DAT_REGION_DESCRIPTION, length C.DAT_VLEN,
 	pzh C.godat_handle, priv C.DAT_MEM_PRIV_FLAGS, out *C.DAT_LMR_HANDLE, lctx *C.DAT_LMR_CONTEXT, rctx *C.DAT_RMR_CONTEXT,
 	regLen *C.DAT_VLEN, regAddr *C.DAT_VADDR) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_lmr_create", h)
+	c := callLMRCreate
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	pz, err := lookup[*core.PZ](pzh, core.TypePZ, core.SubHandlePZ)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	if out == nil {
-		return datReturn(core.ErrArg(7))
+		return datReturn(c, dat12.ArgAt(7))
 	}
-	var r core.LMRRegion
-	words := (*[2]uint64)(unsafe.Pointer(region))
-	switch memType {
-	case C.DAT_MEM_TYPE_VIRTUAL:
-		r = core.LMRRegion{Type: core.MemVirtual, Addr: words[0]}
-	case C.DAT_MEM_TYPE_SHARED_VIRTUAL:
-		// DAT_SHARED_MEMORY: the address, then a pointer to the 40-byte id.
-		r = core.LMRRegion{Type: core.MemSharedVirtual, Addr: words[0]}
-		if words[1] == 0 {
-			return datReturn(core.ErrArg(3))
-		}
-		r.Cookie = cookieAt(uintptr(words[1]))
-	case C.DAT_MEM_TYPE_LMR:
-		parent, err := lookup[*core.LMR](C.godat_handle(words[0]), core.TypeLMR, core.SubHandleLMR)
-		if err != nil {
-			return datReturn(err)
-		}
-		r = core.LMRRegion{Type: core.MemLMR, LMR: parent}
-	default:
-		return datReturn(core.ErrModelNotSupported)
-	}
-	lmr, info, err := ia.CreateLMR(r, uint64(length), pz, core.MemPriv(priv))
+	r, err := dat12.LMRRegion(uint32(memType), unsafe.Pointer(region))
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
+	}
+	p, ok := dat12.MemPriv(uint32(priv))
+	if !ok {
+		return datReturn(c, core.ErrArg(core.ArgMemPriv))
+	}
+	lmr, info, err := ia.CreateLMR(r, uint64(length), pz, p)
+	if err != nil {
+		return datReturn(c, err)
 	}
 	*out = handleOf(lmr)
 	if lctx != nil {
@@ -69,102 +59,68 @@ func go_dat_lmr_create(h C.godat_handle, memType C.DAT_MEM_TYPE, region *C.DAT_R
 	return C.DAT_SUCCESS
 }
 
+var callLMRQuery = dat12.NewCall("dat_lmr_query", dat12.Args{})
+
 //export go_dat_lmr_query
 func go_dat_lmr_query(h C.godat_handle, mask C.DAT_LMR_PARAM_MASK, out *C.DAT_LMR_PARAM) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_lmr_query", h)
+	c := callLMRQuery
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	l, err := lookup[*core.LMR](h, core.TypeLMR, core.SubHandleLMR)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	if mask&^C.DAT_LMR_FIELD_ALL != 0 {
-		return datReturn(core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	if out == nil {
-		return datReturn(core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	}
 	i, err := l.Query()
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	var v C.DAT_LMR_PARAM
-	v.ia_handle = handleOf(l.IA())
-	words := (*[2]uint64)(unsafe.Pointer(&v.region_desc))
-	switch i.Region.Type {
-	case core.MemVirtual:
-		v.mem_type = C.DAT_MEM_TYPE_VIRTUAL
-		words[0] = i.Region.Addr
-	case core.MemSharedVirtual:
-		v.mem_type = C.DAT_MEM_TYPE_SHARED_VIRTUAL
-		words[0] = i.Region.Addr
-	case core.MemLMR:
-		v.mem_type = C.DAT_MEM_TYPE_LMR
-		words[0] = uint64(core.Base(i.Region.LMR).Handle())
-	}
-	v.length = C.DAT_VLEN(i.Length)
-	v.pz_handle = handleOf(i.PZ)
-	v.mem_priv = C.DAT_MEM_PRIV_FLAGS(i.Priv)
-	v.lmr_context = C.DAT_LMR_CONTEXT(i.LMRContext)
-	v.rmr_context = C.DAT_RMR_CONTEXT(i.RMRContext)
-	v.registered_size = C.DAT_VLEN(i.RegisteredSize)
-	v.registered_address = C.DAT_VADDR(i.RegisteredAddr)
-	*out = v
+	dat12.PutLMRParam(unsafe.Pointer(out), l, i)
 	return C.DAT_SUCCESS
 }
 
+var callLMRFree = dat12.NewCall("dat_lmr_free", dat12.Args{})
+
 //export go_dat_lmr_free
 func go_dat_lmr_free(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_lmr_free", h)
+	c := callLMRFree
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	l, err := lookup[*core.LMR](h, core.TypeLMR, core.SubHandleLMR)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	return datReturn(l.Free())
+	return datReturn(c, l.Free())
 }
 
-// segmentsOf views a C DAT_LMR_TRIPLET array as core segments without a
-// copy; core.Segment has the triplet's layout (checked by
-// TestSegmentLayout).
-func segmentsOf(iov *C.DAT_LMR_TRIPLET, n C.DAT_COUNT) []core.Segment {
-	if n <= 0 || iov == nil {
-		return nil
-	}
-	return unsafe.Slice((*core.Segment)(unsafe.Pointer(iov)), int(n))
-}
-
-// iovOf checks a DTO's local IOV (count and pointer, argument 2) and views
-// it as segments.
-func iovOf(iov *C.DAT_LMR_TRIPLET, n C.DAT_COUNT) ([]core.Segment, error) {
-	if n < 0 || n > 0 && iov == nil {
-		return nil, core.ErrArg(2)
-	}
-	return segmentsOf(iov, n), nil
-}
-
-func syncRDMA(h C.godat_handle, iov *C.DAT_LMR_TRIPLET, n C.DAT_VLEN) C.DAT_RETURN {
+func syncRDMA(c *dat12.Call, h C.godat_handle, iov *C.DAT_LMR_TRIPLET, n C.DAT_VLEN) C.DAT_RETURN {
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	if iov == nil || n == 0 || n > 1<<20 {
-		return datReturn(core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
-	return datReturn(ia.SyncRDMA(segmentsOf(iov, C.DAT_COUNT(n))))
+	return datReturn(c, dat12.EachChunk(unsafe.Pointer(iov), int(n), ia.SyncRDMA))
 }
+
+var callLMRSyncRDMARead = dat12.NewCall("dat_lmr_sync_rdma_read", dat12.Args{core.ArgLocalIOV: 2})
 
 //export go_dat_lmr_sync_rdma_read
 func go_dat_lmr_sync_rdma_read(h C.godat_handle, iov *C.DAT_LMR_TRIPLET, n C.DAT_VLEN) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_lmr_sync_rdma_read", h)
-	return syncRDMA(h, iov, n)
+	c := callLMRSyncRDMARead
+	defer c.Done((*uint32)(&ret), uintptr(h))
+	return syncRDMA(c, h, iov, n)
 }
+
+var callLMRSyncRDMAWrite = dat12.NewCall("dat_lmr_sync_rdma_write", dat12.Args{core.ArgLocalIOV: 2})
 
 //export go_dat_lmr_sync_rdma_write
 func go_dat_lmr_sync_rdma_write(h C.godat_handle, iov *C.DAT_LMR_TRIPLET, n C.DAT_VLEN) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_lmr_sync_rdma_write", h)
-	return syncRDMA(h, iov, n)
-}
-
-// cookieAt reads the 40-byte shared memory id the consumer points at.
-func cookieAt(p uintptr) (c [C.DAT_LMR_COOKIE_SIZE]byte) {
-	C.memcpy(unsafe.Pointer(&c[0]), cptr(p), C.DAT_LMR_COOKIE_SIZE)
-	return c
+	c := callLMRSyncRDMAWrite
+	defer c.Done((*uint32)(&ret), uintptr(h))
+	return syncRDMA(c, h, iov, n)
 }

@@ -1,12 +1,17 @@
 // Command export is libdat.so.1: the DAT 1.2 C ABI over the Go core. It is
-// built with -buildmode=c-shared; the C entry points are in api.c and call
-// the go_dat_* functions exported here. This package is the only place with
-// C types: each wrapper looks up handles, converts C structs, calls core,
-// maps the error and recovers panics.
+// built with -buildmode=c-shared; the C entry points are in api.c (written
+// by tools/apigen from the DAT 1.2 ABI facts: go generate ./export) and call
+// the go_dat_* functions exported here. Each wrapper looks up handles,
+// checks its arguments, calls core and returns the DAT code of the outcome;
+// package dat12 converts the DAT 1.2 structs and numbering, and package
+// cabi holds the handle table, the C memory helpers and the panic guard,
+// which a DAT 2.0 library would share.
 package main
 
+//go:generate go run ../tools/apigen -o api.c ../ctest/abi/dat12-ofed-layout.tsv api_extra.tsv
+
 /*
-#cgo CFLAGS: -I${SRCDIR}/../include -I${SRCDIR} -O2
+#cgo CFLAGS: -I${SRCDIR}/../include -I${SRCDIR} -I${SRCDIR}/cabi -O2
 #include <stdlib.h>
 #include "godat.h"
 */

@@ -5,49 +5,63 @@ package main
 */
 import "C"
 
-import "godat/core"
+import (
+	"unsafe"
+
+	"godat/core"
+	"godat/export/dat12"
+)
+
+var callPZCreate = dat12.NewCall("dat_pz_create", dat12.Args{})
 
 //export go_dat_pz_create
 func go_dat_pz_create(h C.godat_handle, out *C.DAT_PZ_HANDLE) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_pz_create", h)
+	c := callPZCreate
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	if out == nil {
-		return datReturn(core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	pz, err := ia.CreatePZ()
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	*out = handleOf(pz)
 	return C.DAT_SUCCESS
 }
 
+var callPZQuery = dat12.NewCall("dat_pz_query", dat12.Args{})
+
 //export go_dat_pz_query
 func go_dat_pz_query(h C.godat_handle, mask C.DAT_PZ_PARAM_MASK, out *C.DAT_PZ_PARAM) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_pz_query", h)
+	c := callPZQuery
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	pz, err := lookup[*core.PZ](h, core.TypePZ, core.SubHandlePZ)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	if mask&^C.DAT_PZ_FIELD_ALL != 0 {
-		return datReturn(core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	if out == nil {
-		return datReturn(core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	}
-	out.ia_handle = handleOf(pz.IA())
+	dat12.PutPZParam(unsafe.Pointer(out), pz)
 	return C.DAT_SUCCESS
 }
 
+var callPZFree = dat12.NewCall("dat_pz_free", dat12.Args{})
+
 //export go_dat_pz_free
 func go_dat_pz_free(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_pz_free", h)
+	c := callPZFree
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	pz, err := lookup[*core.PZ](h, core.TypePZ, core.SubHandlePZ)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	return datReturn(pz.Free())
+	return datReturn(c, pz.Free())
 }

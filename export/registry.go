@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"godat/core"
+	"godat/export/dat12"
 )
 
 // The dynamic registry: providers that announced themselves through
@@ -39,37 +40,43 @@ func providerName(info *C.DAT_PROVIDER_INFO) *C.char {
 	return &info.ia_name[0]
 }
 
+var callRegistryAddProvider = dat12.NewCall("dat_registry_add_provider", dat12.Args{})
+
 //export go_dat_registry_add_provider
 func go_dat_registry_add_provider(p *C.DAT_PROVIDER, info *C.DAT_PROVIDER_INFO) (ret C.DAT_RETURN) {
-	defer doneName(&ret, "dat_registry_add_provider", providerName(info))
+	c := callRegistryAddProvider
+	defer c.DoneName((*uint32)(&ret), unsafe.Pointer(providerName(info)))
 	if p == nil {
-		return datReturn(core.ErrArg(1))
+		return datReturn(c, dat12.ArgAt(1))
 	}
 	if info == nil || info.ia_name[0] == 0 {
-		return datReturn(core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	name := C.GoStringN(&info.ia_name[0], C.int(C.strnlen(&info.ia_name[0], C.DAT_NAME_MAX_LENGTH)))
 	r := &dynamicRegistry
 	r.Lock()
 	defer r.Unlock()
 	if _, dup := r.byName[name]; dup {
-		return datReturn(core.E(core.KindProviderAlreadyRegistered, core.SubNone))
+		return datReturn(c, core.E(core.KindProviderAlreadyRegistered, core.SubNone))
 	}
 	if len(r.byName) >= maxDynamicProviders {
-		return datReturn(core.ErrNoMemory)
+		return datReturn(c, core.ErrNoMemory)
 	}
 	r.byName[name] = dynamicProvider{provider: uintptr(unsafe.Pointer(p)), info: *info}
 	return C.DAT_SUCCESS
 }
 
+var callRegistryRemoveProvider = dat12.NewCall("dat_registry_remove_provider", dat12.Args{})
+
 //export go_dat_registry_remove_provider
 func go_dat_registry_remove_provider(p *C.DAT_PROVIDER, info *C.DAT_PROVIDER_INFO) (ret C.DAT_RETURN) {
-	defer doneName(&ret, "dat_registry_remove_provider", providerName(info))
+	c := callRegistryRemoveProvider
+	defer c.DoneName((*uint32)(&ret), unsafe.Pointer(providerName(info)))
 	if p == nil {
-		return datReturn(core.ErrArg(1))
+		return datReturn(c, dat12.ArgAt(1))
 	}
 	if info == nil {
-		return datReturn(core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	name := C.GoStringN(&info.ia_name[0], C.int(C.strnlen(&info.ia_name[0], C.DAT_NAME_MAX_LENGTH)))
 	r := &dynamicRegistry
@@ -77,21 +84,24 @@ func go_dat_registry_remove_provider(p *C.DAT_PROVIDER, info *C.DAT_PROVIDER_INF
 	defer r.Unlock()
 	d, ok := r.byName[name]
 	if !ok || d.provider != uintptr(unsafe.Pointer(p)) {
-		return datReturn(core.ErrArg(1))
+		return datReturn(c, dat12.ArgAt(1))
 	}
 	delete(r.byName, name)
 	return C.DAT_SUCCESS
 }
 
+var callRegistryListProviders = dat12.NewCall("dat_registry_list_providers", dat12.Args{})
+
 //export go_dat_registry_list_providers
 func go_dat_registry_list_providers(max C.DAT_COUNT, n *C.DAT_COUNT, list **C.DAT_PROVIDER_INFO) (ret C.DAT_RETURN) {
-	defer doneName(&ret, "dat_registry_list_providers", nil)
+	c := callRegistryListProviders
+	defer c.DoneName((*uint32)(&ret), nil)
 	if n == nil {
-		return datReturn(core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	reg, err := core.LoadRegistry(core.RegistryPaths(sysconfdir))
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	var infos []C.DAT_PROVIDER_INFO
 	for _, e := range reg.Entries() {
@@ -99,13 +109,7 @@ func go_dat_registry_list_providers(max C.DAT_COUNT, n *C.DAT_COUNT, list **C.DA
 			continue
 		}
 		var i C.DAT_PROVIDER_INFO
-		putString(&i.ia_name[0], len(i.ia_name), e.IAName)
-		i.dapl_version_major = C.DAT_UINT32(e.APIMajor)
-		i.dapl_version_minor = C.DAT_UINT32(e.APIMinor)
-		i.is_thread_safe = C.DAT_FALSE
-		if e.ThreadSafe {
-			i.is_thread_safe = C.DAT_TRUE
-		}
+		dat12.PutProviderInfo(unsafe.Pointer(&i), e)
 		infos = append(infos, i)
 	}
 	dynamicRegistry.Lock()
@@ -118,7 +122,7 @@ func go_dat_registry_list_providers(max C.DAT_COUNT, n *C.DAT_COUNT, list **C.DA
 		// DAT static registry is missing" (no dat.conf at all).
 		core.Logf(core.LevelWarn, "dat_registry_list_providers: no static registry (%q)", core.RegistryPaths(sysconfdir))
 		*n = C.DAT_COUNT(len(infos))
-		return datReturn(core.ErrInternal)
+		return datReturn(c, core.ErrInternal)
 	}
 	// The page makes a list shorter than the registry DAT_INVALID_PARAMETER;
 	// every reference (OFED compat-dapl, illumos libdat, OFED dapl 2.x)
@@ -127,18 +131,18 @@ func go_dat_registry_list_providers(max C.DAT_COUNT, n *C.DAT_COUNT, list **C.DA
 	// at all is refused, and the references blame argument 1 for it.
 	if max == 0 {
 		*n = C.DAT_COUNT(len(infos))
-		return datReturn(core.ErrArg(1))
+		return datReturn(c, dat12.ArgAt(1))
 	}
 	if max < 0 || list == nil {
 		*n = C.DAT_COUNT(len(infos))
-		return datReturn(core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	}
 	k := min(int(max), len(infos))
 	dst := unsafe.Slice(list, k)
 	for i := range dst {
 		if dst[i] == nil {
 			*n = C.DAT_COUNT(len(infos))
-			return datReturn(core.ErrArg(3))
+			return datReturn(c, dat12.ArgAt(3))
 		}
 	}
 	for i := range dst {

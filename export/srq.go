@@ -5,30 +5,38 @@ package main
 */
 import "C"
 
-import "godat/core"
+import (
+	"unsafe"
+
+	"godat/core"
+	"godat/export/dat12"
+)
 
 // Shared receive queues: dat_srq_* and the SRQ parameters of DAT 1.2.
 
+var callSRQCreate = dat12.NewCall("dat_srq_create", dat12.Args{core.ArgSRQAttr: 3})
+
 //export go_dat_srq_create
 func go_dat_srq_create(h C.godat_handle, pzh C.godat_handle, attr *C.DAT_SRQ_ATTR, out *C.DAT_SRQ_HANDLE) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_srq_create", h)
+	c := callSRQCreate
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	pz, err := lookup[*core.PZ](pzh, core.TypePZ, core.SubHandlePZ)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	if attr == nil {
-		return datReturn(core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	}
 	if out == nil {
-		return datReturn(core.ErrArg(4))
+		return datReturn(c, dat12.ArgAt(4))
 	}
-	s, err := ia.CreateSRQ(pz, core.SRQAttr{MaxRecvDTOs: int(attr.max_recv_dtos), MaxRecvIOV: int(attr.max_recv_iov), LowWatermark: int(attr.low_watermark)})
+	s, err := ia.CreateSRQ(pz, dat12.SRQAttrFromC(unsafe.Pointer(attr)))
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	*out = handleOf(s)
 	return C.DAT_SUCCESS
@@ -38,78 +46,89 @@ func srqOf(h C.godat_handle) (*core.SRQ, error) {
 	return lookup[*core.SRQ](h, core.TypeSRQ, core.SubHandleSRQ)
 }
 
+var callSRQFree = dat12.NewCall("dat_srq_free", dat12.Args{})
+
 //export go_dat_srq_free
 func go_dat_srq_free(h C.godat_handle) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_srq_free", h)
+	c := callSRQFree
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	s, err := srqOf(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	return datReturn(s.Free())
+	return datReturn(c, s.Free())
 }
+
+var callSRQPostRecv = dat12.NewCall("dat_srq_post_recv", dat12.Args{core.ArgSegmentCount: 2, core.ArgLocalIOV: 3})
 
 //export go_dat_srq_post_recv
 func go_dat_srq_post_recv(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_srq_post_recv", h)
+	c := callSRQPostRecv
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	s, err := srqOf(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	segs, err := iovOf(iov, n)
-	if err != nil {
-		return datReturn(err)
+	p := unsafe.Pointer(iov)
+	if err := dat12.CheckIOV(p, int32(n)); err != nil {
+		return datReturn(c, err)
 	}
-	return datReturn(s.PostRecv(segs, uint64(cookie)))
+	// As for the EP posts (ep.go): the IOV on this stack, a small buffer
+	// for the common short list.
+	if n <= dat12.SmallIOV {
+		var b dat12.SmallSegmentBuf
+		return datReturn(c, s.PostRecv(b.Fill(p, int(n)), uint64(cookie)))
+	}
+	var b dat12.SegmentBuf
+	return datReturn(c, s.PostRecv(b.Fill(p, int(n)), uint64(cookie)))
 }
+
+var callSRQQuery = dat12.NewCall("dat_srq_query", dat12.Args{})
 
 //export go_dat_srq_query
 func go_dat_srq_query(h C.godat_handle, mask C.DAT_SRQ_PARAM_MASK, out *C.DAT_SRQ_PARAM) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_srq_query", h)
+	c := callSRQQuery
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	s, err := srqOf(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
 	if mask&^C.DAT_SRQ_FIELD_ALL != 0 {
-		return datReturn(core.ErrArg(2))
+		return datReturn(c, dat12.ArgAt(2))
 	}
 	if out == nil {
-		return datReturn(core.ErrArg(3))
+		return datReturn(c, dat12.ArgAt(3))
 	}
 	p, err := s.Query()
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	// Every field is filled whatever the mask: the page lets the provider
-	// return more than was asked, and all of them are cheap and exact.
-	var v C.DAT_SRQ_PARAM
-	v.ia_handle = handleOf(s.IA())
-	v.srq_state = C.DAT_SRQ_STATE_OPERATIONAL
-	v.pz_handle = handleOf(p.PZ)
-	v.max_recv_dtos = C.DAT_COUNT(p.MaxRecvDTOs)
-	v.max_recv_iov = C.DAT_COUNT(p.MaxRecvIOV)
-	v.low_watermark = C.DAT_COUNT(p.LowWatermark)
-	v.available_dto_count = C.DAT_COUNT(p.Available)
-	v.outstanding_dto_count = C.DAT_COUNT(p.Outstanding)
-	*out = v
+	dat12.PutSRQParam(unsafe.Pointer(out), s, p)
 	return C.DAT_SUCCESS
 }
 
+var callSRQResize = dat12.NewCall("dat_srq_resize", dat12.Args{core.ArgQLen: 2})
+
 //export go_dat_srq_resize
 func go_dat_srq_resize(h C.godat_handle, n C.DAT_COUNT) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_srq_resize", h)
+	c := callSRQResize
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	s, err := srqOf(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	return datReturn(s.Resize(int(n)))
+	return datReturn(c, s.Resize(int(n)))
 }
+
+var callSRQSetLW = dat12.NewCall("dat_srq_set_lw", dat12.Args{core.ArgLowWatermark: 2})
 
 //export go_dat_srq_set_lw
 func go_dat_srq_set_lw(h C.godat_handle, n C.DAT_COUNT) (ret C.DAT_RETURN) {
-	defer done(&ret, "dat_srq_set_lw", h)
+	c := callSRQSetLW
+	defer c.Done((*uint32)(&ret), uintptr(h))
 	s, err := srqOf(h)
 	if err != nil {
-		return datReturn(err)
+		return datReturn(c, err)
 	}
-	return datReturn(s.SetLowWatermark(int(n)))
+	return datReturn(c, s.SetLowWatermark(int(n)))
 }

@@ -1,7 +1,8 @@
-package main
+package cabi
 
 /*
-#include "godat.h"
+#include <stdlib.h>
+#include "cabi.h"
 */
 import "C"
 
@@ -27,32 +28,41 @@ const (
 	reuseHoldoff = 4096 // free slots kept back before reuse, to space generations
 )
 
-type handleEntry struct {
+type entry struct {
 	obj  core.Obj
 	typ  core.HandleType
 	gen  uint32
 	cmem unsafe.Pointer // C memory owned by the object (addresses, private data)
 }
 
-type handleTable struct {
-	base  uintptr
-	slots [handleSlots]atomic.Pointer[handleEntry]
-	gens  [handleSlots]uint32
+// Table maps handles to core objects; it implements core.Handles.
+type Table struct {
+	base     uintptr
+	provider unsafe.Pointer // the ABI's provider table, the stubs' first word
+	slots    [handleSlots]atomic.Pointer[entry]
+	gens     [handleSlots]uint32
 
 	mu   sync.Mutex
 	free []uint32 // FIFO of released slots
 	next uint32   // first never-used slot
 }
 
-var handles = newHandleTable()
+// Handles is the library's one handle table: handles are addresses in one
+// mapped region, and every object of the process is in it.
+var Handles = newTable()
 
-func newHandleTable() *handleTable {
+func newTable() *Table {
 	base := C.godat_handle_region(C.size_t(viewBytes), C.uint(handleViews))
-	return &handleTable{base: uintptr(base)}
+	return &Table{base: uintptr(base)}
 }
 
+// SetProvider gives the address every new stub starts with: the ABI's
+// provider table (DAT_PROVIDER). The ABI package sets it in its init,
+// before any object exists.
+func (t *Table) SetProvider(p unsafe.Pointer) { t.provider = p }
+
 // Bind implements core.Handles.
-func (t *handleTable) Bind(o core.Obj) error {
+func (t *Table) Bind(o core.Obj) error {
 	if t.base == 0 {
 		return core.ErrNoMemory
 	}
@@ -75,14 +85,14 @@ func (t *handleTable) Bind(o core.Obj) error {
 	t.mu.Unlock()
 
 	addr := t.base + uintptr(gen%handleViews)*viewBytes + uintptr(slot)*stubSize
-	stub := (*C.godat_stub)(cptr(addr))
-	stub.provider = &C.godat_provider
+	stub := (*C.godat_stub)(CPtr(addr))
+	stub.provider = t.provider
 	stub.slot = C.uint32_t(slot)
 	stub.gen = C.uint32_t(gen)
-	e := &handleEntry{obj: o, typ: b.Type(), gen: gen}
+	e := &entry{obj: o, typ: b.Type(), gen: gen}
 	switch b.Type() {
 	case core.TypeIA, core.TypeEP, core.TypeCR:
-		e.cmem = C.calloc(1, C.size_t(objMemSize))
+		e.cmem = C.calloc(1, C.size_t(CMemSize))
 	}
 	b.SetHandle(addr)
 	t.slots[slot].Store(e)
@@ -90,7 +100,7 @@ func (t *handleTable) Bind(o core.Obj) error {
 }
 
 // Release implements core.Handles.
-func (t *handleTable) Release(o core.Obj) {
+func (t *Table) Release(o core.Obj) {
 	slot, ok := t.decode(core.Base(o).Handle())
 	if !ok {
 		return
@@ -111,7 +121,7 @@ func (t *handleTable) Release(o core.Obj) {
 }
 
 // decode finds the slot of a handle value, checking range and alignment.
-func (t *handleTable) decode(h uintptr) (uint32, bool) {
+func (t *Table) decode(h uintptr) (uint32, bool) {
 	off := h - t.base
 	if h < t.base || off >= viewBytes*handleViews || off%stubSize != 0 {
 		return 0, false
@@ -120,7 +130,7 @@ func (t *handleTable) decode(h uintptr) (uint32, bool) {
 }
 
 // entry returns the live entry for h, whatever its type.
-func (t *handleTable) entry(h uintptr) *handleEntry {
+func (t *Table) entry(h uintptr) *entry {
 	slot, ok := t.decode(h)
 	if !ok {
 		return nil
@@ -132,11 +142,21 @@ func (t *handleTable) entry(h uintptr) *handleEntry {
 	return e
 }
 
-// lookup resolves a handle of family want to its object, or fails with
+// Object resolves a handle of any family; ok is false when h names no
+// live object.
+func Object(h uintptr) (o core.Obj, ok bool) {
+	e := Handles.entry(h)
+	if e == nil {
+		return nil, false
+	}
+	return e.obj, true
+}
+
+// Lookup resolves a handle of family want to its object, or fails with
 // DAT_INVALID_HANDLE and sub.
-func lookup[T core.Obj](h C.godat_handle, want core.HandleType, sub core.Sub) (T, error) {
+func Lookup[T core.Obj](h uintptr, want core.HandleType, sub core.Sub) (T, error) {
 	var zero T
-	e := handles.entry(uintptr(h))
+	e := Handles.entry(h)
 	if e == nil || e.typ != want {
 		return zero, core.ErrHandle(sub)
 	}
@@ -147,40 +167,41 @@ func lookup[T core.Obj](h C.godat_handle, want core.HandleType, sub core.Sub) (T
 	return o, nil
 }
 
-// lookupOptional is lookup where DAT_HANDLE_NULL means "none".
-func lookupOptional[T core.Obj](h C.godat_handle, want core.HandleType, sub core.Sub) (T, error) {
+// LookupOptional is Lookup where 0 (DAT_HANDLE_NULL) means "none".
+func LookupOptional[T core.Obj](h uintptr, want core.HandleType, sub core.Sub) (T, error) {
 	var zero T
 	if h == 0 {
 		return zero, nil
 	}
-	return lookup[T](h, want, sub)
+	return Lookup[T](h, want, sub)
 }
 
-// cmemOf is the C memory block of an IA, EP or CR.
-func cmemOf(o core.Obj) unsafe.Pointer {
-	e := handles.entry(core.Base(o).Handle())
+// CMemOf is the C memory block of an IA, EP or CR (nil for other objects
+// and dead ones); its layout is in cmem.go.
+func CMemOf(o core.Obj) unsafe.Pointer {
+	e := Handles.entry(core.Base(o).Handle())
 	if e == nil {
 		return nil
 	}
 	return e.cmem
 }
 
-// handleOf is the C handle of an object (NULL for nil).
-func handleOf[T interface {
+// HandleOf is the handle of an object, 0 for a nil one.
+func HandleOf[T interface {
 	comparable
 	core.Obj
-}](o T) C.DAT_HANDLE {
+}](o T) uintptr {
 	var zero T
 	if o == zero {
-		return nil
+		return 0
 	}
-	return C.DAT_HANDLE(cptr(core.Base(o).Handle()))
+	return core.Base(o).Handle()
 }
 
-// handleOfObj is the C handle of any object, NULL for nil.
-func handleOfObj(o core.Obj) C.DAT_HANDLE {
+// HandleOfObj is the handle of any object, 0 for nil.
+func HandleOfObj(o core.Obj) uintptr {
 	if o == nil {
-		return nil
+		return 0
 	}
-	return C.DAT_HANDLE(cptr(core.Base(o).Handle()))
+	return core.Base(o).Handle()
 }

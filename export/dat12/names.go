@@ -1,4 +1,4 @@
-package main
+package dat12
 
 // Names of the DAT 1.2 return codes for dat_strerror, one per major and
 // minor code. Written from the DAT 1.2 ABI facts (the DAT_RETURN_TYPE and

@@ -1,0 +1,100 @@
+package dat12
+
+/*
+#include <dat/udat.h>
+*/
+import "C"
+
+import "godat/core"
+
+// DAT 1.2 flag words and core's flags, bit for bit. Each conversion from C
+// refuses (ok false) a bit DAT 1.2 does not define; the caller reports the
+// argument the word came in.
+
+// completionFlagBits pairs the DAT 1.2 completion flags with core's.
+var completionFlagBits = [...]struct {
+	c uint32
+	g core.CompletionFlags
+}{
+	{C.DAT_COMPLETION_SUPPRESS_FLAG, core.CompletionSuppress},
+	{C.DAT_COMPLETION_SOLICITED_WAIT_FLAG, core.CompletionSolicitedWait},
+	{C.DAT_COMPLETION_UNSIGNALLED_FLAG, core.CompletionUnsignalled},
+	{C.DAT_COMPLETION_BARRIER_FENCE_FLAG, core.CompletionBarrierFence},
+	{C.DAT_COMPLETION_EVD_THRESHOLD_FLAG, core.CompletionEVDThreshold},
+}
+
+// CompletionFlags converts DAT_COMPLETION_FLAGS.
+func CompletionFlags(f uint32) (core.CompletionFlags, bool) {
+	var g core.CompletionFlags
+	for _, b := range completionFlagBits {
+		if f&b.c != 0 {
+			g |= b.g
+			f &^= b.c
+		}
+	}
+	return g, f == 0
+}
+
+// completionFlagsToC is the inverse of CompletionFlags.
+func completionFlagsToC(g core.CompletionFlags) C.DAT_COMPLETION_FLAGS {
+	var f uint32
+	for _, b := range completionFlagBits {
+		if g&b.g != 0 {
+			f |= b.c
+		}
+	}
+	return C.DAT_COMPLETION_FLAGS(f)
+}
+
+// memPrivBits pairs the DAT 1.2 memory privileges with core's.
+var memPrivBits = [...]struct {
+	c uint32
+	g core.MemPriv
+}{
+	{C.DAT_MEM_PRIV_LOCAL_READ_FLAG, core.PrivLocalRead},
+	{C.DAT_MEM_PRIV_REMOTE_READ_FLAG, core.PrivRemoteRead},
+	{C.DAT_MEM_PRIV_LOCAL_WRITE_FLAG, core.PrivLocalWrite},
+	{C.DAT_MEM_PRIV_REMOTE_WRITE_FLAG, core.PrivRemoteWrite},
+}
+
+// MemPriv converts DAT_MEM_PRIV_FLAGS.
+func MemPriv(f uint32) (core.MemPriv, bool) {
+	var g core.MemPriv
+	for _, b := range memPrivBits {
+		if f&b.c != 0 {
+			g |= b.g
+			f &^= b.c
+		}
+	}
+	return g, f == 0
+}
+
+// memPrivToC is the inverse of MemPriv.
+func memPrivToC(g core.MemPriv) C.DAT_MEM_PRIV_FLAGS {
+	var f uint32
+	for _, b := range memPrivBits {
+		if g&b.g != 0 {
+			f |= b.c
+		}
+	}
+	return C.DAT_MEM_PRIV_FLAGS(f)
+}
+
+// PSPFlags converts DAT_PSP_FLAGS.
+func PSPFlags(f uint32) (core.PSPFlags, bool) {
+	switch f {
+	case C.DAT_PSP_CONSUMER_FLAG:
+		return core.PSPConsumer, true
+	case C.DAT_PSP_PROVIDER_FLAG:
+		return core.PSPProvider, true
+	}
+	return 0, false
+}
+
+// pspFlagsToC is the inverse of PSPFlags.
+func pspFlagsToC(g core.PSPFlags) C.DAT_PSP_FLAGS {
+	if g == core.PSPProvider {
+		return C.DAT_PSP_PROVIDER_FLAG
+	}
+	return C.DAT_PSP_CONSUMER_FLAG
+}

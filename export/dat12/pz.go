@@ -1,0 +1,17 @@
+package dat12
+
+/*
+#include <dat/udat.h>
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"godat/core"
+)
+
+// PutPZParam writes the DAT_PZ_PARAM of pz at out.
+func PutPZParam(out unsafe.Pointer, pz *core.PZ) {
+	(*C.DAT_PZ_PARAM)(out).ia_handle = handle(pz.IA())
+}
