@@ -59,10 +59,12 @@ type IAConfig struct {
 //
 // Lock order (the one order of the whole core; DESIGN.md repeats it):
 // IA.mu, then EP.mu or EVD.mu or CNO.mu or SRQ.mu (never two of these at
-// once, except EP.mu then SRQ.mu in SRQ attach/detach), then EP.postMu,
-// then the transport's own locks. No core lock is held across a blocking
-// wait, and none across a transport call that moves data except EP.postMu
-// (which only posters of that EP take).
+// once, except EP.mu then SRQ.mu in SRQ attach/detach), then EP.sendMu,
+// EP.recvMu, EVD.pollMu (which takes EVD.mu to insert), SRQ.slotMu or
+// IA.noCQMu, then the transport's own locks. No core lock is held across a
+// blocking wait, and none across a transport call that moves data except
+// EP.sendMu/EP.recvMu (which only posters of that EP take) and EVD.pollMu
+// (only pollers of that EVD).
 type IA struct {
 	Object
 	name    string
