@@ -18,7 +18,9 @@ set -eu
 #   iproute2                         ip(8): the TCP tests between namespaces
 #   man-db                           man -l checks the installed man pages
 #   ca-certificates                  go fetches the modules of go.sum over https
-PACKAGES="make gcc g++ libc6-dev binutils pkg-config libcmocka-dev iproute2 man-db ca-certificates"
+#   libibverbs-dev librdmacm-dev     the headers rdma/verbs compiles against (go test
+#                                    ./rdma/...); the libraries are dlopened, never linked
+PACKAGES="make gcc g++ libc6-dev binutils pkg-config libcmocka-dev iproute2 man-db ca-certificates libibverbs-dev librdmacm-dev"
 
 if [ "${1:-}" = --list ]; then
 	for p in $PACKAGES; do echo "$p"; done
