@@ -25,21 +25,22 @@ func newEVD(ia *IA, qlen int, flags EVDFlags, cno *CNO) (*EVD, error) {
 	return e, nil
 }
 
-// pumpDequeue is dequeue's path when the ring is empty: one poll of the CQ;
-// the first completion that makes an event is returned in out at once (the
-// polling consumer's latency path takes no lock of the queue), the rest go
-// to the ring. It reports whether out was filled.
+// pumpDequeue is dequeue's path when the ring is empty: it polls the CQ
+// until a poll makes an event or finds nothing; the first completion that
+// makes an event is returned in out at once (the polling consumer's
+// latency path takes no lock of the queue), the rest go to the ring. It
+// reports whether out was filled. Batches that make no event (see pump) do
+// not end the look: the EVD is not empty while events wait behind them.
 func (e *EVD) pumpDequeue(out *Event) bool {
 	e.pollMu.Lock()
-	n := e.pollLocked()
-	if n == 0 {
-		e.pollMu.Unlock()
-		return false
-	}
-	k := e.convertLocked(n)
-	if k == 0 {
-		e.pollMu.Unlock()
-		return false
+	var k int
+	for k == 0 {
+		n := e.pollLocked()
+		if n == 0 {
+			e.pollMu.Unlock()
+			return false
+		}
+		k = e.convertLocked(n)
 	}
 	if k == 1 && e.queued.Load() == 0 && !e.blocked.Load() && !e.hasCNO.Load() {
 		*out = e.evs[0]
@@ -54,9 +55,17 @@ func (e *EVD) pumpDequeue(out *Event) bool {
 	return false
 }
 
-// pump moves completions from the CQ into the ring: one batch, or
-// everything (max < 0) for a threshold wait, whose count must include them.
+// pump moves completions from the CQ into the ring: batches until one
+// makes an event, or everything (max < 0) for a threshold wait, whose
+// count must include them; either way it stops when a poll finds nothing.
 // It returns the number of events added.
+//
+// A batch that makes no event (suppressed sends core signalled to get
+// their slots back) does not stop it: a wait arms the CQ and then looks
+// once more, and a completion that came before the arm notifies nobody,
+// so that look must reach it behind any number of such completions (else
+// the waiter sleeps with events in its CQ). Nor does a short batch: it
+// says nothing of the EVD's CQs on other devices (pollLocked).
 func (e *EVD) pump(max int) int {
 	if e.cq == nil {
 		return 0
@@ -77,7 +86,7 @@ func (e *EVD) pumpLocked(max int) int {
 		k := e.convertLocked(n)
 		e.enqueueLocked(k)
 		added += k
-		if max >= 0 || n < len(e.wcs) {
+		if max >= 0 && k > 0 {
 			break
 		}
 	}

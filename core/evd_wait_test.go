@@ -117,6 +117,34 @@ func (a *arrivals) arrive() {
 	}
 }
 
+// quiet puts n completions that make no event in the CQ: successful
+// sends the consumer suppressed, which core signalled anyway to get their
+// slots back (completionForced). Like arrivals before the wait began, they
+// wake nobody.
+func (a *arrivals) quiet(n int) {
+	q := &a.ep.sq
+	if q.slots == nil {
+		q.init(1 << 20)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i := 0; i < n; i++ {
+		seq := q.tail.Load()
+		q.slots[seq&q.mask] = reqSlot{flags: CompletionSuppress | completionForced, op: rdma.WRSend}
+		q.tail.Store(seq + 1)
+		a.wcs = append(a.wcs, rdma.WC{WRID: wrid(wrSend, a.ep.id, seq), Opcode: rdma.WCSend})
+		a.pending.Add(1)
+	}
+}
+
+// noSpin makes the test's waits sleep at once, as on a single CPU or with
+// the spin slots taken: what a wait sees is then its looks around the arm.
+func noSpin(t *testing.T) {
+	old := spinLimit.Load()
+	spinLimit.Store(0)
+	t.Cleanup(func() { spinLimit.Store(old) })
+}
+
 // testEVD is an EVD on a bare IA whose channel is a condChan and whose CQ
 // is fed by the returned arrivals.
 func testEVD(t *testing.T, flags EVDFlags) (*EVD, *arrivals) {
@@ -224,6 +252,40 @@ func TestEVDWaitArrivalDuringProgress(t *testing.T) {
 	case <-time.After(testBound):
 		t.Fatal("the arrival between poll and sleep was missed: the waiter sleeps on")
 	}
+}
+
+// A receive that completed before the wait began, behind more than a poll
+// batch of completions that make no event (suppressed sends core
+// signalled), is found by the wait: no notification will come for it,
+// since it came before the arm, so the looks around the arm must get past
+// the quiet completions. (test_dat_srq_scale hung so over TCP: the
+// signalled completions of a burst of suppressed SENDs came ahead of the
+// peer's messages, and both sides slept with messages in their CQs.)
+func TestEVDWaitBehindQuietCompletions(t *testing.T) {
+	noSpin(t)
+	for _, quiet := range []int{evdPollBatch, 3*evdPollBatch + 5} {
+		e, src := testEVD(t, EVDDTO)
+		src.quiet(quiet)
+		src.arrive()
+		var ev Event
+		_, err := e.Wait(time.Second, 1, &ev)
+		require.NoError(t, err, "%d quiet completions hid the receive from the wait", quiet)
+		require.Equal(t, EventDTOCompletion, ev.Number)
+		require.Equal(t, uint64(7), ev.Cookie)
+		require.Zero(t, src.pending.Load())
+	}
+}
+
+// The same for the dequeue: an EVD whose CQ holds an event behind a poll
+// batch of quiet completions is not empty.
+func TestEVDDequeueBehindQuietCompletions(t *testing.T) {
+	e, src := testEVD(t, EVDDTO)
+	src.quiet(3*evdPollBatch + 5)
+	src.arrive()
+	var ev Event
+	require.NoError(t, e.Dequeue(&ev), "quiet completions hid the receive from the dequeue")
+	require.Equal(t, uint64(7), ev.Cookie)
+	require.Equal(t, ErrQueueEmpty, e.Dequeue(&ev))
 }
 
 // The dequeue fast path (no lock when empty) still reports every state:

@@ -66,7 +66,8 @@
 //     connection then breaks as well.
 //   - Graceful disconnect: the send queue drains for at most 5 s (SQD),
 //     then the peer gets CMDisconnected; TCP lingers at most 2 s for the
-//     peer to close.
+//     peer to close, and closing the device waits as long for the DISC
+//     frames to be written (a program exits right after).
 //
 // A wire (shm_*.go, tcp_*.go) only moves messages: it issues them, hands
 // inbound ones to the engine with their payload, carries the credit and

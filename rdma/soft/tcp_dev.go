@@ -41,6 +41,9 @@ type tcpDev struct {
 	loop   *tcpLoop // the receive loop, started with the first connection
 	token  uint32   // names this device to peers (tcp_order.go)
 	orders map[orderKey]*tcpOrder
+	// ending holds the connections shut down in order whose last frame
+	// (DISC) is not written yet: close waits for them.
+	ending map[*tcpWire]struct{}
 }
 
 // tcpPort is one listening socket and the service ids it serves.
@@ -59,10 +62,17 @@ func (t *tcpDev) init() {
 	t.ports = map[uint16]*tcpPort{}
 	t.pend = map[*tcpWire]struct{}{}
 	t.orders = map[orderKey]*tcpOrder{}
+	t.ending = map[*tcpWire]struct{}{}
 	t.token = randKey()
 }
 
-// close stops every port and drops the connections not yet bound.
+// close stops every port and drops the connections not yet bound. Then it
+// waits, at most lingerTime, until the connections shut down in order
+// (the device's Close ends its QPs' so) have written their last frames:
+// the writer goroutines that write them die with the process, and a
+// program that closes the IA and exits would otherwise leave its peers a
+// socket closed without DISC, their connections broken rather than
+// disconnected.
 func (t *tcpDev) close() {
 	t.mu.Lock()
 	t.closed = true
@@ -76,6 +86,10 @@ func (t *tcpDev) close() {
 		pend = append(pend, w)
 	}
 	loop := t.loop
+	ending := make([]*tcpWire, 0, len(t.ending))
+	for w := range t.ending {
+		ending = append(ending, w)
+	}
 	t.mu.Unlock()
 	for _, p := range ports {
 		p.ln.Close()
@@ -85,6 +99,29 @@ func (t *tcpDev) close() {
 	}
 	if loop != nil {
 		loop.stop()
+	}
+	if len(ending) > 0 {
+		bound := time.NewTimer(lingerTime)
+		defer bound.Stop()
+		for _, w := range ending {
+			select {
+			case <-w.lastOut:
+			case <-bound.C:
+				return // the linger timers abort them
+			}
+		}
+	}
+}
+
+// addEnding records that w's shutdown queued its last frame (unless the
+// socket is closed already).
+func (t *tcpDev) addEnding(w *tcpWire) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	select {
+	case <-w.lastOut:
+	default:
+		t.ending[w] = struct{}{}
 	}
 }
 

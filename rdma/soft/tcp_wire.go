@@ -44,6 +44,8 @@ type tcpWire struct {
 	done      chan struct{} // closed by abort
 	kickW     chan struct{} // wakes the writer goroutine
 	resumeCh  chan struct{} // wakes a reader waiting for an SRQ receive
+	lastOut   chan struct{} // closed once a shutdown's last frame is written, or the socket closed
+	lastOnce  sync.Once
 	closeOnce sync.Once
 	lingerMu  sync.Mutex  // leaf: linger
 	linger    *time.Timer // aborts a shut-down connection after lingerTime
@@ -107,7 +109,7 @@ func newTCPWire(d *device, s *net.TCPConn) (*tcpWire, error) {
 		return nil, err
 	}
 	w := &tcpWire{d: d, sock: s, rc: rc, done: make(chan struct{}), kickW: make(chan struct{}, 1),
-		resumeCh: make(chan struct{}, 1)}
+		resumeCh: make(chan struct{}, 1), lastOut: make(chan struct{})}
 	w.rd.w = w
 	w.wcond.L = &w.wmu
 	w.rd.buf = make([]byte, rdBufSize)
@@ -163,6 +165,7 @@ func (w *tcpWire) abort() {
 		}
 		close(w.done)
 		w.sock.Close()
+		w.lastWritten()
 		w.d.tcp.releaseOrder(w.order)
 		// A pending linger timer would keep the wire, and its QP's
 		// queues, reachable for lingerTime after the connection ended.
@@ -312,6 +315,7 @@ func (w *tcpWire) shutdown(how endHow) {
 	// (with none it would close the socket before DISC went out).
 	w.lingerUntil.Store(time.Now().Add(lingerTime).UnixNano())
 	w.dead.Store(true)
+	w.d.tcp.addEnding(w) // before the frame exists: it cannot be written first
 	_ = w.sock.SetReadDeadline(time.Now())
 	w.wmu.Lock()
 	if how == endDisc {
@@ -334,6 +338,18 @@ func (w *tcpWire) shutdown(how endHow) {
 	w.linger = t
 	w.lingerMu.Unlock()
 	w.kickWriter()
+}
+
+// lastWritten: the shutdown's last frame is written (or never will be:
+// the socket closed); the device's close no longer waits for it.
+func (w *tcpWire) lastWritten() {
+	w.lastOnce.Do(func() {
+		t := &w.d.tcp
+		t.mu.Lock()
+		close(w.lastOut)
+		delete(t.ending, w)
+		t.mu.Unlock()
+	})
 }
 
 // kickWriter hands the writing to the writer goroutine.

@@ -362,6 +362,7 @@ func (w *tcpWire) writeLoop(block bool) {
 		}
 		if out.fin {
 			_ = w.sock.CloseWrite()
+			w.lastWritten()
 		}
 		switch {
 		case !ok:

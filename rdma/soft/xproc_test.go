@@ -31,6 +31,9 @@ func runHelper() bool {
 	if len(args) == 0 {
 		return false
 	}
+	if args[0] == "disc-exit" {
+		discExit(args[1:])
+	}
 	d, err := rdma.Open("soft", rdma.Params{"transport": "shm"}, nil)
 	if err != nil {
 		fmt.Println("error", err)
@@ -72,6 +75,112 @@ func runHelper() bool {
 	d.Close()
 	os.Exit(0)
 	return true
+}
+
+// discExit is the helper "disc-exit <service id> <n>": it connects n QPs
+// over TCP to the service, disconnects them all gracefully, closes the
+// device and exits at once, as a program does that ends with dat_ia_close.
+// It prints "established" once all are and disconnects when a line comes
+// on its standard input; errors print as "error ...".
+func discExit(args []string) {
+	fail := func(err error) {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	svc, _ := strconv.ParseUint(args[0], 10, 64)
+	n, _ := strconv.Atoi(args[1])
+	d, err := rdma.Open("soft", rdma.Params{"transport": "tcp"}, nil)
+	if err != nil {
+		fail(err)
+	}
+	pd, _ := d.AllocPD()
+	cm, _ := d.CreateCMChannel()
+	cq, _ := d.CreateCQ(16, nil, 0)
+	qps := make([]rdma.QP, n)
+	for i := range qps {
+		if qps[i], err = d.CreateQP(rdma.QPInitAttr{PD: pd, SendCQ: cq, RecvCQ: cq, CM: cm}); err != nil {
+			fail(err)
+		}
+		if err := qps[i].Connect(netip.AddrPortFrom(lo, 0), svc, nil, testWait); err != nil {
+			fail(err)
+		}
+	}
+	var ev rdma.CMEvent
+	for range qps {
+		if err := cm.Get(&ev, testWait); err != nil {
+			fail(err)
+		}
+		if ev.Type != rdma.CMEstablished {
+			fail(fmt.Errorf("event %v", ev.Type))
+		}
+	}
+	fmt.Println("established")
+	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+	for _, q := range qps {
+		if err := q.Disconnect(true); err != nil {
+			fail(err)
+		}
+	}
+	d.Close()
+	os.Exit(0)
+}
+
+// helper starts this test binary as a helper process of the same user;
+// in is its standard input.
+func helper(t *testing.T, args string) (in io.Writer, out *bufio.Reader) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), helperEnv+"="+args)
+	w, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	r, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return w, bufio.NewReader(r)
+}
+
+// A program that disconnects gracefully, closes the device and exits at
+// once ends its connections in order for the peer: Close returns only
+// once the DISC frames of the connections it saw shut down are written
+// (the writer goroutines that send them die with the process). Else the
+// peer saw the socket close without DISC, CMBroken for CMDisconnected
+// (test_dat_srq_scale failed so now and then over TCP).
+func TestTCPDisconnectThenExit(t *testing.T) {
+	const n = 64
+	b := newEnd(t, rdma.Params{"transport": "tcp"})
+	l, err := b.dev.Listen(b.cm, 0, true, n, 5)
+	require.NoError(t, err)
+	defer l.Close()
+	in, out := helper(t, fmt.Sprint("disc-exit ", l.ServiceID(), " ", n))
+	qps := []rdma.QP{b.qp}
+	for len(qps) < n {
+		qps = append(qps, b.newQP(t, nil))
+	}
+	for accepted, up := 0, 0; up < n; {
+		switch ev := b.event(t); ev.Type {
+		case rdma.CMConnectRequest:
+			require.NoError(t, ev.Request.Accept(qps[accepted], nil))
+			accepted++
+		case rdma.CMEstablished:
+			up++
+		default:
+			t.Fatalf("event %v while connecting", ev.Type)
+		}
+	}
+	require.Equal(t, "established", line(t, out))
+	_, err = io.WriteString(in, "go\n")
+	require.NoError(t, err)
+	broken := 0
+	for i := 0; i < n; i++ {
+		ev := b.event(t)
+		if ev.Type != rdma.CMDisconnected {
+			require.Equal(t, rdma.CMBroken, ev.Type)
+			broken++
+		}
+	}
+	require.Zero(t, broken, "connections the exiting peer had disconnected broke instead")
 }
 
 // helperAs starts this test binary as a helper running as uid/gid 65534.
