@@ -12,13 +12,24 @@
 #   A basic client breaks two connections on purpose with remote access
 #   violations before its last one (xfer.c): a server serves three
 #   connections per basic client, and its END lines are checked in order.
+# Then, with the repository's dat.conf as shipped (DAT_OVERRIDE names the
+# file itself, unchanged), the entries a user gets: a godat-tcp and a godat
+# server in A must report A's veth address (10.77.0.1) from dat_ia_query and
+# serve a client in B that connects to that address, which in turn reports
+# 10.77.0.2 (IA, EP and, at the server, dat_cr_query); and a godat client in
+# A reaches a godat server in A, at 10.77.0.1 and at 127.0.0.1, through
+# shared memory (no TCP connection on the server's port, while a godat-tcp
+# client in A makes one).
 # Everything is removed on exit. Without root (or without ip(8)) the test
 # is skipped with a message.
 #
-# usage: netns.sh BINDIR    (BINDIR holds the xfer program)
+# usage: netns.sh BINDIR    (BINDIR holds the xfer program; the shipped
+#                            dat.conf is ../../dat.conf from this script)
 set -u
 BIN=${1:?usage: netns.sh BINDIR}
 XFER=$BIN/xfer
+HERE=$(cd "$(dirname "$0")" && pwd)
+SHIPPED=$HERE/../../dat.conf
 
 if [ "$(id -u)" != 0 ]; then
 	echo "netns: SKIP: needs root to create network namespaces (run make check as root)"
@@ -64,7 +75,8 @@ ns-auto  u1.2 threadsafe default libdat.so.1 godat.1.0 "transport=auto,addr=gd0,
 ns-tcp6a u1.2 threadsafe default libdat.so.1 godat.1.0 "transport=tcp,addr=fd77::1,timeout=3" ""
 ns-tcp6b u1.2 threadsafe default libdat.so.1 godat.1.0 "transport=tcp,addr=fd77::2,timeout=3" ""
 EOF
-export DAT_OVERRIDE="$TMP/dat.conf"
+OWN=$TMP/dat.conf
+export DAT_OVERRIDE="$OWN"
 
 pass=0
 failn=0
@@ -80,11 +92,17 @@ run() {
 	PIDS="$PIDS $LAST"
 }
 
-# waitfor FILE PATTERN SECONDS
+# waitfor FILE PATTERN SECONDS [PID]: (and stop waiting once PID is gone)
 waitfor() {
 	i=0
 	while [ "$i" -lt $(($3 * 10)) ]; do
 		grep -q "$2" "$1" 2>/dev/null && return 0
+		if [ $# -gt 3 ] && ! kill -0 "$4" 2>/dev/null; then
+			grep -q "$2" "$1" 2>/dev/null && return 0
+			echo "netns: pid $4 ended without '$2' in $1:"
+			sed 's/^/    /' "$1"
+			return 1
+		fi
 		sleep 0.1
 		i=$((i + 1))
 	done
@@ -202,6 +220,97 @@ partition() {
 		waitfor "$TMP/s$n" '^END DISCONNECTED' 10 && finish "$s" 20 && basic_ends "$TMP/s$n" BROKEN
 }
 
+# The veth addresses of A and B: the only non-loopback ones there.
+AADDR=10.77.0.1
+BADDR=10.77.0.2
+
+# lines FILE KEY WANT: every "KEY ..." line of FILE says WANT, and there is one.
+lines() {
+	got=$(sed -n "s/^$2 //p" "$1" | sort -u | tr '\n' ' ')
+	[ "$got" = "$3 " ] && return 0
+	echo "netns: $2 lines in $1: '$got', want '$3'"
+	return 1
+}
+
+# shipped IA: the shipped IA named IA between the namespaces: the server
+# in A learns its address from dat_ia_query, the client in B connects to
+# it and to the qualifier, and runs basic.
+shipped() {
+	n=$((n + 1))
+	run "$A" "$TMP/s$n" server "$1" any 3
+	s=$LAST
+	waitfor "$TMP/s$n" '^QUAL ' 10 || return 1
+	addr=$(sed -n 's/^ADDR //p' "$TMP/s$n")
+	echo "    server ($1) in A: dat_ia_query reports $addr"
+	ok=0
+	if [ "$addr" != "$AADDR" ]; then
+		echo "netns: the server's IA address is '$addr', want $AADDR (gd0, the only non-loopback address of A)"
+		ok=1
+		addr=$AADDR # see whether the listener is there at least
+	fi
+	run "$B" "$TMP/c$n" client "$1" "$addr" "$(qual "$TMP/s$n")" basic
+	finish "$LAST" 60 || { sed 's/^/    /' "$TMP/c$n"; kill -9 "$s" 2>/dev/null; return 1; }
+	grep '^client:' "$TMP/c$n" | sed 's/^/    /'
+	waitfor "$TMP/s$n" '^END DISCONNECTED' 10 && finish "$s" 20 && basic_ends "$TMP/s$n" &&
+		lines "$TMP/c$n" ADDR "$BADDR" && lines "$TMP/c$n" LOCAL "$BADDR" && lines "$TMP/s$n" PEER "$BADDR" &&
+		return $ok
+}
+
+# waitn FILE PATTERN N SECONDS: FILE has N lines that match.
+waitn() {
+	i=0
+	while [ "$i" -lt $(($4 * 10)) ]; do
+		[ "$(grep -c "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "netns: not $3 lines '$2' within $4 s in $1:"
+	sed 's/^/    /' "$1"
+	return 1
+}
+
+# tcp_conns NS PORT: the TCP connections of namespace NS on PORT.
+tcp_conns() {
+	ip netns exec "$1" ss -Htn state established "( sport = :$2 or dport = :$2 )"
+}
+
+# shipped_local: a godat server and clients in A, all with the shipped
+# dat.conf. godat clients that connect to the server's address and to
+# 127.0.0.1 stream through shared memory: no TCP connection on the port
+# serving the qualifier. A godat-tcp client makes one (the check sees TCP).
+shipped_local() {
+	n=$((n + 1))
+	port=$((21000 + $$ % 10000))
+	q=$((0x5eed00010000 + port)) # served on TCP port q mod 65536 (README)
+	run "$A" "$TMP/s$n" server godat "$q" 3
+	s=$LAST
+	waitfor "$TMP/s$n" '^QUAL ' 10 || return 1
+	k=0
+	for c in "godat $AADDR shm" "godat 127.0.0.1 shm" "godat-tcp $AADDR tcp"; do
+		set -- $c
+		k=$((k + 1))
+		run "$A" "$TMP/c$n.$k" client "$1" "$2" "$q" stream
+		cl=$LAST
+		waitfor "$TMP/c$n.$k" STREAMING 20 "$cl" || { kill -9 "$s" "$cl" 2>/dev/null; return 1; }
+		conns=$(tcp_conns "$A" "$port")
+		kill -9 "$cl"
+		waitn "$TMP/s$n" '^END BROKEN$' "$k" 10 || { kill -9 "$s" 2>/dev/null; return 1; }
+		if [ "$3" = shm ] && [ -n "$conns" ]; then
+			echo "netns: $1 client to $2 in the server's namespace used TCP (port $port):"
+			echo "$conns" | sed 's/^/    /'
+			kill -9 "$s" 2>/dev/null
+			return 1
+		fi
+		if [ "$3" = tcp ] && [ -z "$conns" ]; then
+			echo "netns: $1 client to $2: no TCP connection on port $port seen (the check is blind)"
+			kill -9 "$s" 2>/dev/null
+			return 1
+		fi
+		echo "    $1 client to $2: $3"
+	done
+	finish "$s" 20
+}
+
 check() {
 	name=$1
 	shift
@@ -220,6 +329,13 @@ check "auto IAs in two namespaces use TCP" pair ns-auto ns-auto 10.77.0.1
 check "server SIGKILLed mid-transfer; client reconnects to the restarted server" kill_server
 check "client SIGKILLed mid-transfer; server serves the next client" kill_client
 check "silent partition detected within the timeout; reconnect after it heals" partition
+
+export DAT_OVERRIDE="$SHIPPED"
+echo "netns: the shipped dat.conf: $SHIPPED"
+check "shipped godat-tcp: a client in B reaches a server in A at its dat_ia_query address" shipped godat-tcp
+check "shipped godat: a client in B reaches a server in A at its dat_ia_query address, over TCP" shipped godat
+check "shipped godat: clients in A reach a server in A through shared memory at 10.77.0.1 and 127.0.0.1" shipped_local
+export DAT_OVERRIDE="$OWN"
 
 echo "netns: $pass passed, $failn failed"
 [ "$failn" -eq 0 ]

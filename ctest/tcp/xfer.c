@@ -4,9 +4,12 @@
  * takes the IA name, so the same program runs over any transport.
  *
  *   xfer server IA QUAL|any NCONN
- *       Listens (dat_psp_create or dat_psp_create_any), prints
+ *       Prints "ADDR <address>", the IA address dat_ia_query reports,
+ *       listens (dat_psp_create or dat_psp_create_any), prints
  *       "QUAL <qualifier>", and serves NCONN connections one after the
- *       other on one EP (dat_ep_reset between them). It accepts with an
+ *       other on one EP (dat_ep_reset between them); for each it prints
+ *       "PEER <address>", the requester's address dat_cr_query reports. It
+ *       accepts with an
  *       offer (address, RMR context and size of its registered buffer) and
  *       echoes every message it receives. At the end of each connection it
  *       prints "END DISCONNECTED" or "END BROKEN"; "END BROKEN ACCESS" for
@@ -14,6 +17,10 @@
  *       would break with a remote access violation, which must end BROKEN
  *       with DAT_ASYNC_ERROR_EP_BROKEN for the EP on the async EVD. No
  *       other connection may raise an async event.
+ *
+ *   Every client prints "ADDR <address>" (its IA's, dat_ia_query) first,
+ *   and "LOCAL <address>" (its EP's local address, dat_ep_query) on every
+ *   connection established.
  *
  *   xfer client IA ADDR QUAL basic
  *       Three connections (the server counts each). The first: private
@@ -105,6 +112,16 @@ struct offer {
 	uint32_t rmr_context;
 };
 
+/* addr_str formats an IPv4 or IPv6 socket address's host part. */
+static const char *addr_str(const struct sockaddr *sa)
+{
+	static char host[NI_MAXHOST];
+	socklen_t len = sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+	if (getnameinfo(sa, len, host, sizeof host, NULL, 0, NI_NUMERICHOST) != 0)
+		return "?";
+	return host;
+}
+
 static void setup(struct peer *p)
 {
 	DAT_REGION_DESCRIPTION rd;
@@ -123,6 +140,16 @@ static void setup(struct peer *p)
 	CHECK(dat_lmr_create(p->ia, DAT_MEM_TYPE_VIRTUAL, rd, BUFLEN, p->pz, DAT_MEM_PRIV_ALL_FLAG, &p->lmr, &p->lctx,
 			     &p->rctx, &len, &va));
 	CHECK(dat_ep_create(p->ia, p->pz, p->dto, p->dto, p->conn, NULL, &p->ep));
+}
+
+/* print_ia_addr prints "ADDR <address>": the IA address dat_ia_query
+ * reports. */
+static void print_ia_addr(struct peer *p)
+{
+	DAT_IA_ATTR a;
+	memset(&a, 0, sizeof a);
+	CHECK(dat_ia_query(p->ia, NULL, DAT_IA_FIELD_IA_ADDRESS_PTR, &a, 0, NULL));
+	printf("ADDR %s\n", addr_str(a.ia_address_ptr));
 }
 
 static void teardown(struct peer *p)
@@ -233,6 +260,7 @@ static int server(const char *qual_s, int nconn)
 	DAT_PSP_HANDLE psp;
 	DAT_CONN_QUAL qual = 0;
 	setup(&p);
+	print_ia_addr(&p);
 	if (strcmp(qual_s, "any") == 0)
 		CHECK(dat_psp_create_any(p.ia, &qual, p.cr, DAT_PSP_CONSUMER_FLAG, &psp));
 	else {
@@ -251,6 +279,7 @@ static int server(const char *qual_s, int nconn)
 		DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
 		DAT_CR_PARAM crp;
 		CHECK(dat_cr_query(cr, DAT_CR_FIELD_ALL, &crp));
+		printf("PEER %s\n", addr_str(crp.remote_ia_address_ptr));
 		int breaks = crp.private_data_size == 10 && memcmp(crp.private_data, "xfer-break", 10) == 0;
 		if (!breaks && (crp.private_data_size != 10 || memcmp(crp.private_data, "xfer-hello", 10) != 0))
 			fail("request private data wrong");
@@ -332,6 +361,9 @@ static struct offer connect_retry(struct peer *p, double limit_ms, const char *h
 			if (ev.event_data.connect_event_data.private_data_size < (DAT_COUNT)sizeof off)
 				fail("accept private data too short");
 			memcpy(&off, ev.event_data.connect_event_data.private_data, sizeof off);
+			DAT_EP_PARAM ep;
+			CHECK(dat_ep_query(p->ep, DAT_EP_FIELD_ALL, &ep));
+			printf("LOCAL %s\n", addr_str(ep.local_ia_address_ptr));
 			return off;
 		}
 		if (now_ms() - t0 > limit_ms) {
@@ -528,6 +560,7 @@ static int client(const char *addr, const char *qual_s, const char *scenario)
 	freeaddrinfo(ai);
 	peer_qual = strtoull(qual_s, NULL, 0);
 	setup(&p);
+	print_ia_addr(&p);
 	if (strcmp(scenario, "basic") == 0) {
 		basic(&p, 0);
 	} else if (strcmp(scenario, "stream") == 0) {

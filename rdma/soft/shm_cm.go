@@ -29,7 +29,10 @@ import (
 	"godat/rdma"
 )
 
-// sockName is the abstract socket of a listener.
+// sockName is the abstract socket of a listener. A wild device's listener
+// (params.wild) is named by 0.0.0.0: a peer that dials an IPv4 address of
+// this host reaches it when no listener has that address's name (dialShm),
+// as TCP reaches a listener on 0.0.0.0.
 func sockName(a netip.Addr, svc uint64) string {
 	return fmt.Sprintf("@godat/%s/%016x", a.WithZone("").String(), svc)
 }
@@ -188,10 +191,19 @@ func (w *shmWire) install(p peerMaps, pid int, m *cmMsg) {
 
 // ---- active side ----
 
-// dialShm connects to a shared-memory listener; errNoListener when nobody
-// listens there.
+// dialShm connects to a shared-memory listener of local address a: the
+// one of a's name, else, for IPv4, a wild device's (0.0.0.0);
+// errNoListener when nobody listens there.
 func dialShm(a netip.Addr, svc uint64) (*net.UnixConn, error) {
-	s, err := net.DialUnix("unixpacket", nil, &net.UnixAddr{Name: sockName(a, svc), Net: "unixpacket"})
+	s, err := dialShmName(sockName(a, svc))
+	if errors.Is(err, errNoListener) && a.Is4() && !a.IsUnspecified() {
+		s, err = dialShmName(sockName(netip.IPv4Unspecified(), svc))
+	}
+	return s, err
+}
+
+func dialShmName(name string) (*net.UnixConn, error) {
+	s, err := net.DialUnix("unixpacket", nil, &net.UnixAddr{Name: name, Net: "unixpacket"})
 	if err != nil {
 		if errors.Is(err, syscall.EAGAIN) {
 			return nil, syscall.EAGAIN // the listener's backlog is full
@@ -231,7 +243,7 @@ func (q *qp) connectShmLocked(a netip.Addr, svc uint64, priv []byte, timeout tim
 	w.selfHint = hintFor(q.slot, q.gen)
 	q.bindLocked(c, true)
 	port := nextPort()
-	q.local = netip.AddrPortFrom(d.addr, port)
+	q.local = netip.AddrPortFrom(d.localFor(a), port)
 	q.remote = netip.AddrPortFrom(a, uint16(svc))
 	q.shmw.Store(w)
 	d.shm.conns.Add(1)
@@ -293,7 +305,7 @@ func (w *shmWire) handshake(a netip.Addr, svc uint64, port uint16, priv []byte, 
 		return rdma.CMRefused, nil
 	}
 	q.mu.Lock()
-	req := cmMsg{typ: cmReq, pd: q.pd.id, hint: hintBase(q.slot, w.gen), addr: d.addr, svc: svc, port: port, priv: priv}
+	req := cmMsg{typ: cmReq, pd: q.pd.id, hint: hintBase(q.slot, w.gen), addr: d.localFor(a), svc: svc, port: port, priv: priv}
 	q.mu.Unlock()
 	if writeCM(s, &req, memFd, d.bellFd, keys) != nil {
 		return rdma.CMRefused, nil

@@ -19,7 +19,7 @@ type shmListen struct {
 }
 
 func (l *listener) listenShm() error {
-	ln, err := net.ListenUnix("unixpacket", &net.UnixAddr{Name: sockName(l.dev.addr, l.svc), Net: "unixpacket"})
+	ln, err := net.ListenUnix("unixpacket", &net.UnixAddr{Name: sockName(l.dev.listenAddr(), l.svc), Net: "unixpacket"})
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
 			return rdma.ErrServiceInUse
@@ -127,7 +127,11 @@ func (sp *shmPending) accept(q *qp, priv []byte, gone bool) {
 	w.c, w.gen = c, q.gen
 	w.selfHint = hintFor(q.slot, q.gen)
 	q.bindLocked(c, false)
-	q.local = netip.AddrPortFrom(d.addr, uint16(sp.l.svc))
+	// A wild device's own address on this connection is the one the
+	// requester dialed. The request does not carry it, but a wild
+	// requester sends the address it has towards what it dialed
+	// (localFor): the dialed one, or 127.0.0.1 for a loopback one.
+	q.local = netip.AddrPortFrom(d.localFor(sp.msg.addr), uint16(sp.l.svc))
 	q.remote = netip.AddrPortFrom(sp.msg.addr, sp.msg.port)
 	keys, err := d.keysReadOnly()
 	if gone || err != nil {
@@ -141,7 +145,7 @@ func (sp *shmPending) accept(q *qp, priv []byte, gone bool) {
 	d.shm.conns.Add(1)
 	sp.w = w
 	_ = sp.sock.SetReadDeadline(time.Now().Add(cmTimeout))
-	acc := cmMsg{typ: cmAcc, pd: q.pd.id, hint: hintBase(q.slot, q.gen), addr: d.addr, priv: priv}
+	acc := cmMsg{typ: cmAcc, pd: q.pd.id, hint: hintBase(q.slot, q.gen), addr: q.local.Addr(), priv: priv}
 	_ = writeCM(sp.sock, &acc, d.bellFd, keys) // a failure shows as the socket's end
 }
 

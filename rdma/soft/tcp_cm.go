@@ -68,17 +68,20 @@ func (q *qp) connectTCPLocked(a netip.Addr, svc uint64, priv []byte, timeout tim
 	}
 	src := d.sourceFor(a)
 	if !src.IsValid() {
-		src = d.addr
+		src = d.localFor(a) // until the connection says (confirm)
 	}
 	q.local = netip.AddrPortFrom(src, b.port)
 	return nil
 }
 
 // sourceFor is the local address to bind when connecting to a: the IA
-// address when it can reach a, else none (the kernel picks).
+// address when it can reach a, else none (the kernel picks). A wild device
+// binds none: the kernel picks the source that routes to a (its reported
+// address need not be the one on the way to a), and the connection's local
+// address is the socket's.
 func (d *device) sourceFor(a netip.Addr) netip.Addr {
 	ia := d.addr
-	if ia.Is4() != a.Is4() || ia.IsLoopback() != a.IsLoopback() || ia.IsUnspecified() {
+	if d.wild || ia.Is4() != a.Is4() || ia.IsLoopback() != a.IsLoopback() || ia.IsUnspecified() {
 		return netip.Addr{}
 	}
 	return ia

@@ -4,13 +4,14 @@ package soft
 // they serve.
 //
 // Service ids and ports. Service id s is reached at TCP port tcpPortOf(s)
-// of the IA address: the low 16 bits of s, moved up by 64512 when they fall
-// below 1024 (ports an ordinary user cannot bind). The connect request
-// carries the whole 64-bit id, so one TCP listener serves every id of a
-// device that maps to its port, and a request for an id nobody listens on
-// is refused even when the port is open. A Listen with any draws a random
-// id (whose port then must be free). Two devices on one host cannot
-// listen on ids that map to the same port (the second gets
+// of the IA address (of every IPv4 address of the host for a device
+// without addr=, params.wild): the low 16 bits of s, moved up by 64512
+// when they fall below 1024 (ports an ordinary user cannot bind). The
+// connect request carries the whole 64-bit id, so one TCP listener serves
+// every id of a device that maps to its port, and a request for an id
+// nobody listens on is refused even when the port is open. A Listen with
+// any draws a random id (whose port then must be free). Two devices on one
+// host cannot listen on ids that map to the same port (the second gets
 // ErrServiceInUse).
 
 import (
@@ -161,7 +162,13 @@ func (l *listener) listenTCP() error {
 	}
 	// Binding under t.mu keeps two Listen calls of this device from
 	// racing for one port; it is not a hot path.
-	ln, err := net.ListenTCP("tcp", net.TCPAddrFromAddrPort(netip.AddrPortFrom(d.addr, port)))
+	// A wild device listens on 0.0.0.0 as tcp4: IPv4 only, not the
+	// dual-stack socket "tcp" would make of it.
+	network := "tcp"
+	if d.wild {
+		network = "tcp4"
+	}
+	ln, err := net.ListenTCP(network, net.TCPAddrFromAddrPort(netip.AddrPortFrom(d.listenAddr(), port)))
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
 			return rdma.ErrServiceInUse
