@@ -1,6 +1,7 @@
 /* dat_ep_connect(3DAT): return values, connection events and states. */
 #include "conn.h"
 #include <sys/un.h>
+#include "noroute.h"
 
 /* "Upon successful completion of this operation, the local Endpoint is
  * transferred into DAT_EP_STATE_ACTIVE_CONNECTION_PENDING." "The
@@ -99,10 +100,15 @@ static void non_peer_rejected(void **state)
  * DAT_CONNECTION_EVENT_UNREACHABLE event is generated on the
  * connect_evd_handle of the Endpoint. The Endpoint transitions into a
  * DAT_EP_STATE_DISCONNECTED state." 192.0.2.1 (TEST-NET-1) is no address
- * of this host. */
+ * of this host, and unrouted in the suite's own namespace (noroute.h). */
 static void unreachable(void **state)
 {
 	(void)state;
+	if (!no_route_to(htonl(0xC0000201))) {
+		print_message("SKIP: a route to 192.0.2.1 exists here (run as root: ctest/run.sh gives the "
+			      "suite a namespace without one)\n");
+		skip();
+	}
 	struct end e;
 	end_open(&e, NULL);
 	struct sockaddr_in sa = loopback();

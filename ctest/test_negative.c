@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include "pattern.h"
 #include "broken.h"
+#include "noroute.h"
 
 struct side {
 	DAT_IA_HANDLE ia;
@@ -282,9 +283,16 @@ static void test_no_listener_and_unreachable(void **state)
 	DAT_EVENT ev = expect_event(&wt, c.evd, DAT_CONNECTION_EVENT_NON_PEER_REJECTED, "no listener");
 	assert_ptr_equal(ev.event_data.connect_event_data.ep_handle, c.ep);
 	check_ok(dat_ep_reset(c.ep));
-	/* 192.0.2.1 (TEST-NET-1) is no address of this host. */
+	/* 192.0.2.1 (TEST-NET-1) is no address of this host, and unrouted in
+	 * the suite's own namespace (noroute.h). */
 	struct sockaddr_in sa = loopback_addr();
 	sa.sin_addr.s_addr = htonl(0xC0000201);
+	if (!no_route_to(sa.sin_addr.s_addr)) {
+		print_message("SKIP unreachable: a route to 192.0.2.1 exists here (run as root: ctest/run.sh "
+			      "gives the suite a namespace without one)\n");
+		side_close(&c);
+		skip();
+	}
 	check_ok(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&sa, 25248, PAT_TMO, 0, NULL, DAT_QOS_BEST_EFFORT,
 				DAT_CONNECT_DEFAULT_FLAG));
 	ev = expect_event(&wt, c.evd, DAT_CONNECTION_EVENT_UNREACHABLE, "unreachable");
