@@ -268,6 +268,10 @@ func (l *tcpLoop) edges(run []*tcpWire) []*tcpWire {
 	return run
 }
 
+// earliestFrames bounds the frames earliest handles on one connection to
+// reach the SEND behind them.
+const earliestFrames = 8
+
 // earliest finds the SEND to serve before w's, which skips ahead of its
 // peer device's stamps: it queues what became readable, reads the heads of
 // the queued connections from the same device (those after position i)
@@ -282,7 +286,20 @@ func (l *tcpLoop) earliest(run []*tcpWire, i int, w *tcpWire) ([]*tcpWire, *tcpW
 		if v == nil || v.order != o {
 			continue
 		}
-		if s, ok := v.headStamp(); ok && int16(s-bs) < 0 {
+		s, ok, other := v.headStamp()
+		// Frames before the connection's next SEND (a request for a grant
+		// the peer wrote before the grant came, an acknowledgement) would
+		// hide it: handle them now, a few at most.
+		for n := 0; other && n < earliestFrames; n++ {
+			if r := v.step(); r != stepMore {
+				v.queued = false
+				run[j] = nil
+				run = l.after(run, v, r)
+				break
+			}
+			s, ok, other = v.headStamp()
+		}
+		if run[j] == v && ok && int16(s-bs) < 0 {
 			best, bs, bj = v, s, j
 		}
 	}

@@ -16,7 +16,8 @@ package soft
 // stamps in sequence: a SEND whose stamp is the next one, or an earlier
 // one, goes at once; one that skips ahead makes the loop look for the
 // missing ones first (tcpLoop.earliest: collect new edges, read the heads
-// of the queued connections from that device, serve the earliest). What
+// of the queued connections from that device, handling the frames that
+// stand before a connection's next SEND, and serve the earliest). What
 // is not found is not waited for (it is still in flight, on a parked
 // connection, or lost with a connection): the stamps only order what has
 // arrived, they never hold a message back. Stamps compare within 2^15
@@ -107,18 +108,24 @@ func (o *tcpOrder) skipTo(s uint16) {
 
 // headStamp reads the stamp of the SEND at the head of w's stream without
 // consuming it, reading the socket once if the header is not buffered;
-// ok false when the head is not a whole SEND header.
-func (w *tcpWire) headStamp() (s uint16, ok bool) {
+// ok false when the head is not a whole SEND header. other is true when
+// the head is a whole header of another frame (an acknowledgement, a
+// request for a grant, RDMA traffic), which the caller may handle first to
+// see the SEND behind it.
+func (w *tcpWire) headStamp() (s uint16, ok, other bool) {
 	b := &w.rd
 	if b.hdrOK {
-		return b.cur.stamp, b.cur.typ == msgSend
+		return b.cur.stamp, b.cur.typ == msgSend, b.cur.typ != msgSend
 	}
 	if b.wp-b.rp < frameHdr {
 		if got, _ := b.fillNB(true); !got || b.wp-b.rp < frameHdr {
-			return 0, false
+			return 0, false, false
 		}
 	}
 	var f frame
 	f.get(b.buf[b.rp:])
-	return f.stamp, f.typ == msgSend && checkFrame(&f)
+	if !checkFrame(&f) {
+		return 0, false, false // the turn that reads it breaks the connection
+	}
+	return f.stamp, f.typ == msgSend, f.typ != msgSend
 }
