@@ -36,6 +36,7 @@ type conn struct {
 	recvBase uint64 // QP: q.rqHead when the connection began (grant origin)
 	srqDone  uint64 // SRQ: messages completed on this connection
 	executed uint32 // the peer's acknowledged requests we executed
+	placedIn *cq    // the CQ the last receive placed completed into
 	readsIn  int    // the peer's reads we are answering (two-sided wires)
 
 	// The read response being placed (two-sided wires; reader only).

@@ -24,8 +24,9 @@ type cq struct {
 	dev   *device
 	ch    *compChannel // nil: only polled
 	ctx   uint64
-	n     atomic.Int64 // completions held: the lock-free empty check
-	refs  atomic.Int32 // QPs completing into it
+	n     atomic.Int64            // completions held: the lock-free empty check
+	hot   atomic.Pointer[shmWire] // the connection that last completed a receive here (shm_dev.go)
+	refs  atomic.Int32            // QPs completing into it
 	dead  atomic.Bool
 	mu    sync.Mutex // leaf, below qp.mu (see the lock order in qp.go)
 	ring  []rdma.WC
@@ -134,7 +135,9 @@ func (q *cq) Poll(wc []rdma.WC) int {
 	if q.dead.Load() {
 		return 0
 	}
-	if d.in.ready(d.bell) {
+	if q.hot.Load() != nil {
+		d.peekHot(q)
+	} else if d.in.ready(d.bell) {
 		d.drainInbound()
 	}
 	if q.n.Load() == 0 || len(wc) == 0 {

@@ -106,6 +106,7 @@ func (q *qp) onSend(c *conn, h *hdr, p payload) error {
 		st = rdma.WCLocProtErr
 	}
 	q.completeRecvLocked(r, st, L, h.flags&flSolicited != 0)
+	c.placedIn = q.rcq
 	q.countExecLocked(c, h, st)
 	if q.srq != nil {
 		c.w.setGrant(c.grantLocked()) // the window moves with completions

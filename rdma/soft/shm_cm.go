@@ -435,6 +435,7 @@ func (w *shmWire) release() {
 	w.closed.Store(true)
 	w.c.placeMu.Lock()
 	w.q.shmw.CompareAndSwap(w, nil)
+	w.makeHot(nil)
 	w.mem.unmap()
 	w.peerBell.m.unmap()
 	w.peerKeys.unmap()

@@ -124,6 +124,45 @@ func (d *device) drainInbound() {
 		return
 	}
 	defer in.mu.Unlock()
+	d.drainLocked()
+}
+
+// peekHot is Poll's look at the connection that last completed a receive
+// into q (when no hint waits): its next slot is usually where the next
+// message lands, and its hint, which the sender appends after publishing
+// it, need not be waited for. The message is taken directly only if no
+// hint waits once the slot is seen published: every message whose hint
+// was appended before this one was published is then taken already, so
+// arrival order holds (its own hint, taken later, names a position
+// already consumed and does nothing). One message per look.
+func (d *device) peekHot(q *cq) {
+	in := &d.in
+	if !in.mu.TryLock() {
+		return
+	}
+	defer in.mu.Unlock()
+	w := q.hot.Load() // under in.mu: its mappings stay (release clears it first)
+	if w == nil || w.closed.Load() || w.rxWait {
+		if in.ready(d.bell) {
+			d.drainLocked()
+		}
+		return
+	}
+	// Both loads before either is tested: their misses overlap. The slot
+	// is read first, so a hint appended before it was published is seen.
+	slot := w.rx.ready()
+	hint := in.ready(d.bell)
+	switch {
+	case hint:
+		d.drainLocked()
+	case slot:
+		w.onHint(uint32(w.rx.tail)&hintSeqMask, false)
+	}
+}
+
+// drainLocked is drainInbound with in.mu held.
+func (d *device) drainLocked() {
+	in := &d.in
 	took, more := d.takeHintsLocked(drainBudget)
 	m := d.bell
 	if took && m.ld32(bellOffOverflow) != 0 {

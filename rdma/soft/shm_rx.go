@@ -97,6 +97,9 @@ func (w *shmWire) drainData(seq uint32, all bool) bool {
 				w.rxChunk++
 			}
 			w.rxWait = false
+			if cq := w.c.placedIn; cq != nil && cq.hot.Load() != w {
+				w.makeHot(cq)
+			}
 			if h.flags&flNotify != 0 {
 				w.notifyPeer(0, true) // a signalled send: its verdict is out
 			}
@@ -194,3 +197,15 @@ func (p *shmPull) place(dst []rdma.SGE, n uint64) (local, src bool, err error) {
 }
 
 func (p *shmPull) discard(uint64) error { return nil }
+
+// makeHot makes us the connection cq's Poll looks at directly (nil: none);
+// in.mu held. A connection is hot in at most one CQ.
+func (w *shmWire) makeHot(cq *cq) {
+	if w.hotIn != nil && w.hotIn != cq {
+		w.hotIn.hot.CompareAndSwap(w, nil)
+	}
+	w.hotIn = cq
+	if cq != nil {
+		cq.hot.Store(w)
+	}
+}

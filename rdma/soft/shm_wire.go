@@ -54,6 +54,7 @@ type shmWire struct {
 	peerG   atomic.Uint32 // the peer's grant as last heard
 	naksIn  atomic.Uint32 // the peer's NAKs taken from the control ring (drain)
 	ackIn   uint32        // the verdict count last reported to the engine (drain)
+	hotIn   *cq           // the CQ whose hot connection we are (drain)
 	naksOut uint32        // our NAKs published (qp.mu)
 	closed  atomic.Bool
 	iov     [2][maxSGE]iov // one-sided access scratch: [0] local, [1] remote (one issuer at a time)
