@@ -148,7 +148,7 @@ func (b bellRef) post(hint uint64) {
 }
 
 // ring bumps the word and wakes sleepers if there are any. A sleeper
-// announces itself before its last check (see chanWait), and this loads
+// announces itself before its last check (see sleepOnBell), and this loads
 // the count after the hint is in place, so one of the two sees the other.
 func (b bellRef) ring() {
 	if b.m.ld32(bellOffSleepers) != 0 {

@@ -9,7 +9,7 @@ import (
 
 // The conformance suite over each wire: shared memory, TCP, and auto (two
 // auto devices of one host connect through shared memory; auto against a
-// TCP-only peer is in auto_test.go).
+// TCP-only peer is TestAutoPicksWire in tcp_test.go).
 var backends = []rdmatest.Backend{
 	rdmatest.Registered("soft-shm", "soft", rdma.Params{"transport": "shm"}),
 	rdmatest.Registered("soft-tcp", "soft", rdma.Params{"transport": "tcp"}),

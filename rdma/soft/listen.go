@@ -2,7 +2,7 @@ package soft
 
 // Listeners and connection requests, common to both wires: the backlog,
 // the CMConnectRequest event, and the answer (accept or reject) that a
-// wire carries out (shm_listen.go, tcp_listen.go).
+// wire carries out (shm_listen.go; for TCP, tcp_dev.go and tcp_cm.go).
 
 import (
 	"crypto/rand"

@@ -11,7 +11,6 @@ package soft
 // never one above while holding one below:
 //
 //	device.mu          object sets: create, destroy, close
-//	listener.mu        a listener's backlog
 //	connReq.mu         a pending connection request
 //	inbound.mu         the drain of the device's inbound queue (TryLock)
 //	qp.mu              a QP's state, queues and current connection

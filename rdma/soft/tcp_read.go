@@ -403,7 +403,6 @@ func (w *tcpWire) frame(f *frame, block bool) error {
 		err = q.onWrite(c, &h, &w.rd)
 	case msgReadReq:
 		err = q.onReadReq(c, &h)
-		w.rdFlush = true
 	case msgReadResp:
 		err = q.onReadResp(c, &h, &w.rd)
 	case msgReadDone:

@@ -3,9 +3,11 @@ package soft
 // The TCP wire: one TCP connection per queue pair (tcp_frame.go for the
 // format).
 //
-// Threads: a reader goroutine per connection reads frames and hands them
-// to the engine, which places payloads straight into the posted buffers or
-// the RDMA target and pushes completions in placement order. Writes are
+// Threads: the device's receive loop (tcp_loop.go) reads frames, one per
+// connection per turn, and hands them to the engine, which places payloads
+// straight into the posted buffers or the RDMA target and pushes
+// completions in placement order; a payload with much left unread goes to
+// a helper goroutine that reads it into place. Writes are
 // done by whoever queues a frame (a post, the reader) with non-blocking
 // sendmsg, outside every lock but the writer's own short one; a write that
 // would block is handed to the connection's writer goroutine, which sleeps
@@ -68,7 +70,6 @@ type tcpWire struct {
 	lastAck uint32    // the peer's ack as last taken
 	order   *tcpOrder // stamps shared with the peer device; set before any data frame
 	rdKick  bool      // a grant arrived: retry the send queue
-	rdFlush bool      // frames were queued: write them
 
 	// Writing, under wmu (a leaf below qp.mu).
 	wmu        sync.Mutex
