@@ -11,11 +11,36 @@ import "godat/core"
 // refuses (ok false) a bit DAT 1.2 does not define; the caller reports the
 // argument the word came in.
 
-// completionFlagBits pairs the DAT 1.2 completion flags with core's.
-var completionFlagBits = [...]struct {
+// flagBit pairs a DAT 1.2 flag bit with core's.
+type flagBit[G ~uint32] struct {
 	c uint32
-	g core.CompletionFlags
-}{
+	g G
+}
+
+// fromC converts a DAT 1.2 flag word by its table; ok false when f has a
+// bit the table does not define.
+func fromC[G ~uint32](bits []flagBit[G], f uint32) (g G, ok bool) {
+	for _, b := range bits {
+		if f&b.c != 0 {
+			g |= b.g
+			f &^= b.c
+		}
+	}
+	return g, f == 0
+}
+
+// toC is the inverse of fromC.
+func toC[G ~uint32](bits []flagBit[G], g G) (f uint32) {
+	for _, b := range bits {
+		if g&b.g != 0 {
+			f |= b.c
+		}
+	}
+	return f
+}
+
+// completionFlagBits pairs the DAT 1.2 completion flags with core's.
+var completionFlagBits = []flagBit[core.CompletionFlags]{
 	{C.DAT_COMPLETION_SUPPRESS_FLAG, core.CompletionSuppress},
 	{C.DAT_COMPLETION_SOLICITED_WAIT_FLAG, core.CompletionSolicitedWait},
 	{C.DAT_COMPLETION_UNSIGNALLED_FLAG, core.CompletionUnsignalled},
@@ -24,33 +49,15 @@ var completionFlagBits = [...]struct {
 }
 
 // CompletionFlags converts DAT_COMPLETION_FLAGS.
-func CompletionFlags(f uint32) (core.CompletionFlags, bool) {
-	var g core.CompletionFlags
-	for _, b := range completionFlagBits {
-		if f&b.c != 0 {
-			g |= b.g
-			f &^= b.c
-		}
-	}
-	return g, f == 0
-}
+func CompletionFlags(f uint32) (core.CompletionFlags, bool) { return fromC(completionFlagBits, f) }
 
 // completionFlagsToC is the inverse of CompletionFlags.
 func completionFlagsToC(g core.CompletionFlags) C.DAT_COMPLETION_FLAGS {
-	var f uint32
-	for _, b := range completionFlagBits {
-		if g&b.g != 0 {
-			f |= b.c
-		}
-	}
-	return C.DAT_COMPLETION_FLAGS(f)
+	return C.DAT_COMPLETION_FLAGS(toC(completionFlagBits, g))
 }
 
 // memPrivBits pairs the DAT 1.2 memory privileges with core's.
-var memPrivBits = [...]struct {
-	c uint32
-	g core.MemPriv
-}{
+var memPrivBits = []flagBit[core.MemPriv]{
 	{C.DAT_MEM_PRIV_LOCAL_READ_FLAG, core.PrivLocalRead},
 	{C.DAT_MEM_PRIV_REMOTE_READ_FLAG, core.PrivRemoteRead},
 	{C.DAT_MEM_PRIV_LOCAL_WRITE_FLAG, core.PrivLocalWrite},
@@ -58,26 +65,11 @@ var memPrivBits = [...]struct {
 }
 
 // MemPriv converts DAT_MEM_PRIV_FLAGS.
-func MemPriv(f uint32) (core.MemPriv, bool) {
-	var g core.MemPriv
-	for _, b := range memPrivBits {
-		if f&b.c != 0 {
-			g |= b.g
-			f &^= b.c
-		}
-	}
-	return g, f == 0
-}
+func MemPriv(f uint32) (core.MemPriv, bool) { return fromC(memPrivBits, f) }
 
 // memPrivToC is the inverse of MemPriv.
 func memPrivToC(g core.MemPriv) C.DAT_MEM_PRIV_FLAGS {
-	var f uint32
-	for _, b := range memPrivBits {
-		if g&b.g != 0 {
-			f |= b.c
-		}
-	}
-	return C.DAT_MEM_PRIV_FLAGS(f)
+	return C.DAT_MEM_PRIV_FLAGS(toC(memPrivBits, g))
 }
 
 // PSPFlags converts DAT_PSP_FLAGS.
