@@ -91,15 +91,10 @@ func resolveAddr(s string) (netip.Addr, error) {
 	}
 	var v6, ll netip.Addr
 	for _, a := range addrs {
-		p, ok := a.(*net.IPNet)
+		x, ok := ipOf(a)
 		if !ok {
 			continue
 		}
-		x, ok := netip.AddrFromSlice(p.IP)
-		if !ok {
-			continue
-		}
-		x = x.Unmap()
 		switch {
 		case x.Is4():
 			return x, nil
@@ -140,15 +135,10 @@ func hostAddr() netip.Addr {
 			continue
 		}
 		for _, a := range addrs {
-			p, ok := a.(*net.IPNet)
+			x, ok := ipOf(a)
 			if !ok {
 				continue
 			}
-			x, ok := netip.AddrFromSlice(p.IP)
-			if !ok {
-				continue
-			}
-			x = x.Unmap()
 			switch {
 			case !x.Is4() || x.IsLoopback() || x.IsUnspecified():
 			case x.IsLinkLocalUnicast():
@@ -206,11 +196,19 @@ func isLocalAddr(a netip.Addr) bool {
 		return false
 	}
 	for _, ia := range addrs {
-		if p, ok := ia.(*net.IPNet); ok {
-			if x, ok := netip.AddrFromSlice(p.IP); ok && x.Unmap() == a.WithZone("") {
-				return true
-			}
+		if x, ok := ipOf(ia); ok && x == a.WithZone("") {
+			return true
 		}
 	}
 	return false
+}
+
+// ipOf is an interface address's IP, IPv4-mapped addresses unmapped.
+func ipOf(a net.Addr) (netip.Addr, bool) {
+	p, ok := a.(*net.IPNet)
+	if !ok {
+		return netip.Addr{}, false
+	}
+	x, ok := netip.AddrFromSlice(p.IP)
+	return x.Unmap(), ok
 }
