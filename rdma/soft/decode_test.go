@@ -212,7 +212,7 @@ func FuzzSlots(f *testing.F) {
 // The registration table's lookups read at most a window of slots, and a
 // key is found only with its own content.
 func TestKeyTable(t *testing.T) {
-	fd, m, err := newSegment("t", keySegSize)
+	fd, m, err := newSegment("t", keySegSize, true)
 	require.NoError(t, err)
 	defer func() { m.unmap(); closeFds([]int{fd}) }()
 	var kt keyTable

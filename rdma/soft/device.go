@@ -91,13 +91,13 @@ func open(p rdma.Params, async rdma.AsyncHandler) (rdma.Device, error) {
 	d := &device{params: pp, async: async, pid: os.Getpid(), keyFd: -1, bellFd: -1,
 		pds: map[*pd]struct{}{}, cqs: map[*cq]struct{}{}, chans: map[*compChannel]struct{}{},
 		cmchans: map[*cmChannel]struct{}{}, srqs: map[*srq]struct{}{}, lsns: map[*listener]struct{}{}}
-	fd, m, err := newSegment("godat-keys", keySegSize)
+	fd, m, err := newSegment("godat-keys", keySegSize, true)
 	if err != nil {
 		return nil, fmt.Errorf("soft: registration table: %v: %w", err, rdma.ErrNoResources)
 	}
 	d.keyFd = fd
 	d.keys.init(m)
-	fd, m, err = newSegment("godat-bell", bellSegSize)
+	fd, m, err = newSegment("godat-bell", bellSegSize, false)
 	if err != nil {
 		d.release()
 		return nil, fmt.Errorf("soft: bell: %v: %w", err, rdma.ErrNoResources)

@@ -29,7 +29,13 @@ const ourSeals = unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_SEAL
 var errUnsealed = errors.New("soft: peer memory is not sealed against shrinking")
 
 // newSegment creates a sealed memfd of size bytes and maps it read/write.
-func newSegment(name string, size int) (int, seg, error) {
+// frozen also seals it with F_SEAL_FUTURE_WRITE once our mapping exists:
+// that mapping stays writable, but no descriptor can write it or map it
+// writable again. A read-only descriptor alone does not keep a peer of our
+// uid out: opening /proc/self/fd/N of it O_RDWR checks only the file's
+// mode (0777 for a memfd), so the registration table, which peers must
+// never write, is frozen.
+func newSegment(name string, size int, frozen bool) (int, seg, error) {
 	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
 		return -1, seg{}, err
@@ -38,12 +44,17 @@ func newSegment(name string, size int) (int, seg, error) {
 		unix.Close(fd)
 		return -1, seg{}, err
 	}
-	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, ourSeals); err != nil {
+	b, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
 		unix.Close(fd)
 		return -1, seg{}, err
 	}
-	b, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-	if err != nil {
+	seals := ourSeals
+	if frozen {
+		seals |= unix.F_SEAL_FUTURE_WRITE
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, seals); err != nil {
+		_ = unix.Munmap(b)
 		unix.Close(fd)
 		return -1, seg{}, err
 	}
@@ -52,7 +63,8 @@ func newSegment(name string, size int) (int, seg, error) {
 
 // readOnlyFd opens a second, read-only descriptor of our memfd fd: what a
 // peer gets for memory it may read but never write (our registration
-// table). The peer cannot map it writable, truncate it or add seals.
+// table). The peer cannot map it writable, truncate it or add seals, and
+// reopening it read-write gains nothing: the table is frozen (newSegment).
 func readOnlyFd(fd int) (int, error) {
 	return unix.Open(fmt.Sprintf("/proc/self/fd/%d", fd), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 }

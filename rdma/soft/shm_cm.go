@@ -233,7 +233,7 @@ func (d *device) shmReachable(a netip.Addr, svc uint64) bool {
 // connectShmLocked starts an active shared-memory connection; q.mu is held.
 func (q *qp) connectShmLocked(a netip.Addr, svc uint64, priv []byte, timeout time.Duration) error {
 	d := q.dev
-	fd, mem, err := newSegment("godat-conn", connSegSize)
+	fd, mem, err := newSegment("godat-conn", connSegSize, false)
 	if err != nil {
 		return fmt.Errorf("soft: connect: %v: %w", err, rdma.ErrNoResources)
 	}
