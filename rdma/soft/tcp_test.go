@@ -56,39 +56,6 @@ func TestTCPGarbageClient(t *testing.T) {
 	require.Equal(t, rdma.CMEstablished, a.event(t).Type)
 }
 
-// Half-open handshakes are bounded: a connection that sends no request is
-// closed after cmTimeout, and an accepted request whose confirmation never
-// comes fails its QP with CMAcceptError after cmTimeout.
-func TestTCPHalfOpenHandshake(t *testing.T) {
-	b := newEnd(t, rdma.Params{"transport": "tcp"})
-	l, err := b.dev.Listen(b.cm, 0, true, 4, 5)
-	require.NoError(t, err)
-	defer l.Close()
-	to := netip.AddrPortFrom(lo, tcpPortOf(l.ServiceID())).String()
-
-	silent, err := net.Dial("tcp", to)
-	require.NoError(t, err)
-	defer silent.Close()
-	_ = silent.SetReadDeadline(time.Now().Add(cmTimeout + testWait))
-	_, err = silent.Read(make([]byte, 1))
-	require.Error(t, err, "a silent connection was kept")
-
-	half, err := net.Dial("tcp", to)
-	require.NoError(t, err)
-	defer half.Close()
-	var req [frameHdr]byte
-	(&frame{typ: frReq, flags: tcpVersion, aux: tcpMagic, addr: l.ServiceID(), grant: 0}).put(req[:])
-	_, err = half.Write(req[:])
-	require.NoError(t, err)
-	ev := b.event(t)
-	require.Equal(t, rdma.CMConnectRequest, ev.Type)
-	require.NoError(t, ev.Request.Accept(b.qp, nil))
-	var got rdma.CMEvent
-	require.NoError(t, b.cm.Get(&got, cmTimeout+testWait))
-	require.Equal(t, rdma.CMAcceptError, got.Type)
-	require.Equal(t, rdma.QPSErr, b.qp.State())
-}
-
 // An auto device reaches an auto or shm-capable listener of this host
 // through shared memory and a TCP-only one through TCP; an auto listener
 // serves both kinds of client on one service id; receives posted before

@@ -34,6 +34,9 @@ func runHelper() bool {
 	if args[0] == "disc-exit" {
 		discExit(args[1:])
 	}
+	if strings.HasPrefix(args[0], "attack-") || args[0] == "bystander" {
+		runAttack(args) // hostile_test.go
+	}
 	d, err := rdma.Open("soft", rdma.Params{"transport": "shm"}, nil)
 	if err != nil {
 		fmt.Println("error", err)
