@@ -322,6 +322,8 @@ func attackRing(args []string) {
 	switch variant {
 	case "oversized": // an inline header longer than a slot, with no chunk
 		slot(hdr{typ: msgSend, flags: flAckReq, len: eagerMax + 1}, 0)
+	case "inline-huge": // an inline length past the segment
+		slot(hdr{typ: msgSend, flags: flAckReq, len: 1 << 40}, 0)
 	case "huge": // a length past any message
 		slot(hdr{typ: msgSend, flags: flAckReq, num: 1, len: 1 << 62}, 0)
 	case "nsge": // a rendezvous descriptor count past the chunk
@@ -375,7 +377,7 @@ func waitRecv(t *testing.T, e *end) rdma.WC {
 // its QP is in Error with CMBroken, nothing panicked, and no lock was left
 // held: the QP resets and the device serves a new connection.
 func TestHostileShmRing(t *testing.T) {
-	for _, variant := range []string{"oversized", "huge", "nsge", "sum", "rdvaddr", "nak", "acked"} {
+	for _, variant := range []string{"oversized", "inline-huge", "huge", "nsge", "sum", "rdvaddr", "nak", "acked"} {
 		t.Run(variant, func(t *testing.T) {
 			b := newEnd(t, rdma.Params{"transport": "shm"})
 			rb, rmr := b.buf(t, 4*eagerMax, allAccess)
