@@ -98,9 +98,10 @@ func rawShm(svc uint64) (*device, *net.UnixConn) {
 // ---- (a) a peer truncates the memory it shared ----
 
 // attackTrunc <svc> <sealed 0|1>: sends a request whose connection segment
-// is sealed or not, then truncates it to nothing, as a peer would to make
-// the listener fault on its mapping; it prints the truncation's outcome
-// and whether the listener answered.
+// is sealed or not and reads the answer; then truncates the segment to
+// nothing (under the listener's mapping when it answered) and hints the
+// listener to read its ring there, as a peer would to make it fault
+// (SIGBUS). Prints the answer and the truncation's outcome.
 func attackTrunc(args []string) {
 	svc, sealed := mustU64(args[0], 10), args[1] == "1"
 	d, s := rawShm(svc)
@@ -124,20 +125,28 @@ func attackTrunc(args []string) {
 		say("error %v", err)
 		return
 	}
-	if err := unix.Ftruncate(fd, 0); err != nil {
-		say("truncate refused")
-	} else {
-		say("truncate done")
-	}
 	_ = s.SetReadDeadline(time.Now().Add(testWait))
 	m, fds, err := readCM(s)
-	closeFds(fds)
+	truncate := func() {
+		if err := unix.Ftruncate(fd, 0); err != nil {
+			say("truncate refused")
+		} else {
+			say("truncate done")
+		}
+	}
 	if err != nil {
 		say("closed unanswered")
+		truncate()
 		return
 	}
+	defer closeFds(fds)
 	say("answered %d", m.typ)
+	truncate() // under the listener's mapping now
 	_ = writeCM(s, &cmMsg{typ: cmRtu})
+	// A hint for the first data slot makes the listener read the ring.
+	if bell, err := mapPeer(fds[0], bellSegSize, true); err == nil {
+		bellRef{bell}.post(hintOf(m.hint))
+	}
 	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
 }
 
@@ -152,20 +161,25 @@ func TestHostileShmTruncatedSegment(t *testing.T) {
 	defer l.Close()
 
 	_, _, out := attacker(t, "attack-trunc ", l.ServiceID(), " 0")
-	require.Equal(t, "truncate done", line(t, out), "an unsealed memfd can be shrunk: the seal check is the defence")
 	require.Equal(t, "closed unanswered", line(t, out))
+	require.Equal(t, "truncate done", line(t, out), "an unsealed memfd can be shrunk: the seal check is the defence")
 	var ev rdma.CMEvent
 	// The listener closes the socket only after deciding: a request it
 	// delivered would be queued already.
 	require.ErrorIs(t, b.cm.Get(&ev, 50*time.Millisecond), rdma.ErrTimeout, "a request with an unsealed segment reached the consumer")
 
 	_, in, out := attacker(t, "attack-trunc ", l.ServiceID(), " 1")
-	require.Equal(t, "truncate refused", line(t, out))
 	ev = b.event(t)
 	require.Equal(t, rdma.CMConnectRequest, ev.Type)
 	require.NoError(t, ev.Request.Accept(b.qp, nil))
 	require.Equal(t, "answered 2", line(t, out))
+	require.Equal(t, "truncate refused", line(t, out))
 	require.Equal(t, rdma.CMEstablished, b.event(t).Type)
+	var wc [1]rdma.WC
+	for i := 0; i < 100; i++ { // drains the hinted ring, intact
+		b.rcq.Poll(wc[:])
+	}
+	require.Equal(t, rdma.QPSRTS, b.qp.State())
 	_, _ = io.WriteString(in, "end\n")
 }
 
