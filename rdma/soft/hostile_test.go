@@ -530,64 +530,71 @@ func TestHostileShmConfusedDeputy(t *testing.T) {
 
 // ---- (e) TCP blind key scan ----
 
-// attackScan <svc> <known key> <target addr> <n>: n guesses at the key of
-// a region at a known address, each an RDMA write on a fresh connection:
-// the 8 keys on either side of the known one (sequential keys), then
-// random ones. Prints "hit KEY" per success and a summary.
+// attackScan <port> <svc> <known key> <target addr> <n>: n guesses at
+// the key of a region at a known address, a raw connection each (an honest
+// device would end its own connection on the first refusal): it sends two
+// RDMA writes of "PWNED!!!" at once, the guess and the next one, and counts
+// the writes the victim executed (its cumulative ack word) and refused
+// (NAK) until the connection ends. Guesses: the 8 keys on either
+// side of the known one (sequential keys), then random ones. Prints a
+// summary: connections, refusals, writes executed without a refusal, and
+// the most writes executed on one connection.
 func attackScan(args []string) {
-	svc, known, addr, n := mustU64(args[0], 10), uint32(mustU64(args[1], 10)), mustU64(args[2], 10), int(mustU64(args[3], 10))
-	dv, err := rdma.Open("soft", rdma.Params{"transport": "tcp"}, nil)
-	if err != nil {
-		say("error %v", err)
-		return
-	}
-	pd, _ := dv.AllocPD()
-	cm, _ := dv.CreateCMChannel()
-	cq, _ := dv.CreateCQ(16, nil, 0)
-	src := make([]byte, 8)
-	copy(src, "PWNED!!!")
-	mr, err := pd.RegMR(BufAddr(src), 8, rdma.AccessLocalWrite)
-	if err != nil {
-		say("error %v", err)
-		return
-	}
-	hits, broken := 0, 0
-	var ev rdma.CMEvent
+	to := netip.AddrPortFrom(lo, uint16(mustU64(args[0], 10))).String()
+	svc, known, addr, n := mustU64(args[1], 10), uint32(mustU64(args[2], 10)), mustU64(args[3], 10), int(mustU64(args[4], 10))
+	naks, acks, most := 0, 0, 0
 	for i := 0; i < n; i++ {
 		guess := rand.Uint32()
 		if i < 16 {
 			guess = known + uint32(i/2+1)*uint32(1-2*(i&1)) // known+1, known-1, known+2, ...
 		}
-		q, err := dv.CreateQP(rdma.QPInitAttr{PD: pd, SendCQ: cq, RecvCQ: cq, CM: cm,
-			Cap: rdma.QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
+		c, err := net.Dial("tcp", to)
 		if err != nil {
 			say("error %v", err)
 			return
 		}
-		if err := q.Connect(netip.AddrPortFrom(lo, 0), svc, nil, testWait); err != nil || cm.Get(&ev, testWait) != nil || ev.Type != rdma.CMEstablished {
-			say("error connect %d: %v %v", i, err, ev.Type)
+		_ = c.SetDeadline(time.Now().Add(testWait))
+		var b [frameHdr + 8]byte
+		(&frame{typ: frReq, flags: tcpVersion, aux: tcpMagic, addr: svc}).put(b[:])
+		var f frame
+		_, err = c.Write(b[:frameHdr])
+		if err == nil {
+			_, err = io.ReadFull(c, b[:frameHdr])
+			f.get(b[:])
+		}
+		if err != nil || f.typ != frAcc {
+			say("error no ACC: %v %d", err, f.typ)
 			return
 		}
-		if err := q.PostSend(&rdma.SendWR{Opcode: rdma.WRRDMAWrite, Flags: rdma.SendSignaled, RemoteAddr: addr, RKey: guess,
-			SGL: []rdma.SGE{{Addr: BufAddr(src), Length: 8, LKey: mr.LKey()}}}); err != nil {
-			say("error post %v", err)
-			return
+		_, _ = io.CopyN(io.Discard, c, int64(f.len))
+		(&frame{typ: frRtu}).put(b[:])
+		_, _ = c.Write(b[:frameHdr])
+		copy(b[frameHdr:], "PWNED!!!")
+		for k := uint32(0); k < 2; k++ {
+			(&frame{typ: msgWrite, aux: guess + k, len: 8, addr: addr}).put(b[:])
+			_, _ = c.Write(b[:])
 		}
-		var wc [1]rdma.WC
-		deadline := time.Now().Add(testWait)
-		for cq.Poll(wc[:]) == 0 && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
+		// The ack word counts the writes executed, refused ones included.
+		executed, refused := uint32(0), 0
+		for {
+			if _, err := io.ReadFull(c, b[:frameHdr]); err != nil {
+				break
+			}
+			f.get(b[:])
+			executed = max(executed, f.ack)
+			if f.typ == msgNak {
+				refused++
+			}
+			if _, err := io.CopyN(io.Discard, c, int64(min(f.len, 1<<20))); err != nil {
+				break
+			}
 		}
-		if wc[0].Status == rdma.WCSuccess {
-			hits++
-			say("hit %d", guess)
-		}
-		if cm.Get(&ev, testWait) == nil && ev.Type == rdma.CMBroken {
-			broken++
-		}
-		_ = q.Destroy()
+		naks += refused
+		acks += int(executed) - refused
+		most = max(most, int(executed))
+		c.Close()
 	}
-	say("guesses %d hits %d broken %d", n, hits, broken)
+	say("connections %d refused %d accepted %d most-per-connection %d", n, naks, acks, most)
 }
 
 // A blind key scan over TCP: keys are random over 32 bits, so the keys
@@ -603,7 +610,7 @@ func TestHostileTCPKeyScan(t *testing.T) {
 	l, err := b.dev.Listen(b.cm, 0, true, 4, 5)
 	require.NoError(t, err)
 	defer l.Close()
-	_, _, out := attacker(t, "attack-scan ", l.ServiceID(), " ", amr.RKey(), " ", BufAddr(tb), " ", n)
+	_, _, out := attacker(t, "attack-scan ", tcpPortOf(l.ServiceID()), " ", l.ServiceID(), " ", amr.RKey(), " ", BufAddr(tb), " ", n)
 	qps := map[rdma.QP]bool{}
 	for broken := 0; broken < n; {
 		switch ev := b.event(t); ev.Type {
@@ -619,7 +626,7 @@ func TestHostileTCPKeyScan(t *testing.T) {
 		}
 	}
 	require.Len(t, qps, n, "one connection per guess")
-	require.Equal(t, fmt.Sprintf("guesses %d hits 0 broken %d", n, n), line(t, out))
+	require.Equal(t, fmt.Sprintf("connections %d refused %d accepted 0 most-per-connection 1", n, n), line(t, out))
 	require.Equal(t, []byte(nil), nonZero(tb), "the scan wrote the unadvertised region")
 }
 
