@@ -10,6 +10,7 @@ package soft
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -35,6 +36,8 @@ func say(f string, a ...any) { fmt.Printf(f+"\n", a...) }
 // runAttack plays the attacker named by args[0]; it never returns.
 func runAttack(args []string) {
 	switch args[0] {
+	case "attack-uid":
+		attackUID(args[1:])
 	case "attack-trunc":
 		attackTrunc(args[1:])
 	case "attack-widen":
@@ -93,6 +96,47 @@ func rawShm(svc uint64) (*device, *net.UnixConn) {
 		os.Exit(1)
 	}
 	return d.(*device), s
+}
+
+// ---- (g) a peer of another uid ----
+
+// attackUID <svc>: a well-formed request with sealed segments, sent
+// whatever the listener's uid (an honest device refuses a listener of
+// another uid before sending anything); prints whether it was answered.
+func attackUID(args []string) {
+	svc := mustU64(args[0], 10)
+	d, s := rawShm(svc)
+	fd, _, err := newSegment("conn", connSegSize, false)
+	if err != nil {
+		say("error %v", err)
+		return
+	}
+	keys, _ := d.keysReadOnly()
+	// The listener may close before the request is written (EPIPE).
+	err = writeCM(s, &cmMsg{typ: cmReq, addr: lo, svc: svc, port: 1}, fd, d.bellFd, keys)
+	_ = s.SetReadDeadline(time.Now().Add(testWait))
+	if err != nil && !errors.Is(err, unix.EPIPE) && !errors.Is(err, unix.ECONNRESET) {
+		say("error %v", err)
+	} else if m, fds, err := readCM(s); err != nil {
+		say("closed unanswered")
+	} else {
+		closeFds(fds)
+		say("answered %d", m.typ)
+	}
+}
+
+// A process of another uid that speaks the protocol itself is refused by
+// a shared-memory listener (SO_PEERCRED) before anything of it is mapped
+// or reaches the consumer.
+func TestHostileShmOtherUser(t *testing.T) {
+	b := newEnd(t, rdma.Params{"transport": "shm"})
+	l, err := b.dev.Listen(b.cm, 0, true, 4, 5)
+	require.NoError(t, err)
+	defer l.Close()
+	_, out := helperAs(t, fmt.Sprint("attack-uid ", l.ServiceID()))
+	require.Equal(t, "closed unanswered", line(t, out))
+	var ev rdma.CMEvent
+	require.ErrorIs(t, b.cm.Get(&ev, 50*time.Millisecond), rdma.ErrTimeout, "a request from another user reached the consumer")
 }
 
 // ---- (a) a peer truncates the memory it shared ----

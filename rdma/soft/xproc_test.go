@@ -224,9 +224,11 @@ func line(t *testing.T, r *bufio.Reader) string {
 	return strings.TrimSpace(s)
 }
 
-// A shared-memory listener accepts only peers of its own uid (from
-// SO_PEERCRED): a request from another user is refused before it reaches
-// the consumer.
+// A device of another user cannot connect to a shared-memory listener:
+// the connection is refused and no request reaches the consumer. (An
+// honest device already refuses a listener of another uid before sending
+// its request; TestHostileShmOtherUser sends one anyway, to test the
+// listener's own SO_PEERCRED check.)
 func TestShmRefusesOtherUser(t *testing.T) {
 	b := newEnd(t, rdma.Params{"transport": "shm"})
 	l, err := b.dev.Listen(b.cm, 0, true, 4, 5)
