@@ -29,7 +29,7 @@ CFLAGS  ?= -O2 -g -Wall -Wextra -Werror -std=gnu11
 TESTENV := PKG_CONFIG_PATH=$(CURDIR)/$(PCDIR) DAT_OVERRIDE=$(CURDIR)/dat.conf
 
 .PHONY: all deps check install example bench clean gotest ctest abi headers symbols installcheck coverage sanitize \
-	fresh-check generated designcheck check-verbs verbs-guest
+	fresh-check generated designcheck check-verbs verbs-guest fuzzcheck fuzz
 
 # Paths under the prefix are written as ${prefix}/... in dat.pc, so that
 # pkg-config --define-prefix can relocate a staged (DESTDIR) install.
@@ -77,7 +77,7 @@ bench: all
 # The second README command, and all CI runs (.ci/run). Every part runs
 # even when an earlier one fails (make -k), so one red part does not hide
 # the others; check fails if any part failed.
-CHECKS := generated designcheck gotest abi headers symbols ctest coverage sanitize installcheck check-verbs
+CHECKS := generated designcheck gotest fuzzcheck abi headers symbols ctest coverage sanitize installcheck check-verbs
 check: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory -k $(CHECKS) || { echo "make check: FAILED (see the parts above)"; exit 1; }
@@ -94,6 +94,20 @@ gotest:
 	$(GO) vet -tags cgotest ./export/...
 	tools/privnet.sh $(GO) test -race -count=1 ./core/... ./rdma/... ./ctest/... ./tools/...
 	tools/privnet.sh $(GO) test -count=1 -tags cgotest ./export/...
+
+# The Go fuzz targets (everything a peer sends: shm CM messages, ring
+# slots, hints, registration tables, ring words; TCP frames, handshakes and
+# the receive loop; dat.conf), one after another (tools/fuzz.sh): for
+# FUZZCHECKTIME each in check (about 45 s in all), FUZZTIME each in fuzz.
+# Seeds live in each package's testdata/fuzz; a finding fails and leaves its
+# input there.
+FUZZCHECKTIME ?= 4s
+FUZZTIME      ?= 60s
+fuzzcheck:
+	GO=$(GO) tools/fuzz.sh $(FUZZCHECKTIME)
+
+fuzz:
+	GO=$(GO) tools/fuzz.sh $(FUZZTIME)
 
 # Generated files are current: datinfo's table of environment variables
 # (go generate ./core) and godat(7) names every one of them; the C entry
