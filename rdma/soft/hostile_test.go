@@ -296,6 +296,16 @@ func attackWiden(args []string) {
 	}
 	report("reopen-mmap", err)
 	err = unix.EBADF
+	if rw >= 0 {
+		var rro []byte
+		if rro, err = unix.Mmap(rw, 0, keySegSize, unix.PROT_READ, unix.MAP_SHARED); err == nil {
+			if err = unix.Mprotect(rro, unix.PROT_READ|unix.PROT_WRITE); err == nil {
+				widen(rro)
+			}
+		}
+	}
+	report("reopen-mprotect", err)
+	err = unix.EBADF
 	if rw >= 0 && ro != nil {
 		if off := keySlotOf(seg{b: ro}, key); off >= 0 {
 			var big [8]byte
@@ -314,8 +324,9 @@ func attackWiden(args []string) {
 
 // A peer gets our registration table read-only: no way it has of writing
 // through its descriptor works (mapping it writable, mprotect, reopening
-// it read-write through /proc, write(2), truncating, sealing), and the
-// region keeps its registered bounds.
+// it read-write through /proc and mapping it writable, or read-only then
+// mprotect, write(2), truncating, sealing), and the region keeps its
+// registered bounds.
 func TestHostileShmWidenRegistration(t *testing.T) {
 	b := newEnd(t, rdma.Params{"transport": "shm"})
 	buf, mr := b.buf(t, 4096, allAccess)
@@ -328,7 +339,7 @@ func TestHostileShmWidenRegistration(t *testing.T) {
 	var priv [4]byte
 	binary.LittleEndian.PutUint32(priv[:], mr.RKey())
 	require.NoError(t, ev.Request.Accept(b.qp, priv[:]))
-	for _, way := range []string{"mmap-rw", "mprotect", "reopen-mmap", "reopen-write", "truncate", "seal"} {
+	for _, way := range []string{"mmap-rw", "mprotect", "reopen-mmap", "reopen-mprotect", "reopen-write", "truncate", "seal"} {
 		require.Equal(t, way+" refused", line(t, out))
 	}
 	require.Equal(t, "done", line(t, out))
