@@ -157,10 +157,11 @@ func (in *inbound) reclaim() int {
 // into q (when no hint waits): its next slot is usually where the next
 // message lands, and its hint, which the sender appends after publishing
 // it, need not be waited for. The message is taken directly only if no
-// hint waits once the slot is seen published: every message whose hint
-// was appended before this one was published is then taken already, so
-// arrival order holds (its own hint, taken later, names a position
-// already consumed and does nothing). One message per look. Like
+// hint waits once the slot is seen published, or its stamp says every
+// hint appended before its post began is taken: every message that
+// arrived before it is then taken already, so arrival order holds (its
+// own hint, taken later, names a position already consumed and does
+// nothing). One message per look. Like
 // drainFor, it returns the number of completions put in wc.
 func (d *device) peekHot(q *cq, wc []rdma.WC) int {
 	in := &d.in
@@ -184,15 +185,24 @@ func (d *device) peekHotLocked(q *cq) {
 		}
 		return
 	}
-	// Both loads before either is tested: their misses overlap. The slot
-	// is read first, so a hint appended before it was published is seen.
-	slot := w.rx.ready()
-	hint := in.ready(d.bell)
-	switch {
-	case hint:
-		d.drainLocked()
-	case slot:
+	// The slot first, so that a hint appended before it was published is
+	// seen by the look at the queue after it. That look is skipped when
+	// the message's stamp (our inbound tail as its sender read it before
+	// publishing) is not past our head: every hint appended before that
+	// post began is taken, and one appended since came from a post that
+	// overlapped it, which may go either way. The hint line, which the
+	// sender writes just after the slot, is then not waited for.
+	if w.rx.ready() {
+		stamp := w.mem.get32(w.rx.slot(w.rx.tail) + dsOffStamp)
+		if after(stamp, uint32(in.head.Load())) && in.ready(d.bell) {
+			d.drainLocked()
+			return
+		}
 		w.onHint(uint32(w.rx.tail)&hintSeqMask, false)
+		return
+	}
+	if in.ready(d.bell) {
+		d.drainLocked()
 	}
 }
 
