@@ -28,7 +28,7 @@ type cq struct {
 	hot   atomic.Pointer[shmWire] // the connection that last completed a receive here (shm_dev.go)
 	refs  atomic.Int32            // QPs completing into it
 	dead  atomic.Bool
-	armd  atomic.Bool // armed, for give's look without mu
+	armd  atomic.Bool // armed, for lent's look without mu
 	mu    sync.Mutex  // leaf, below qp.mu (see the lock order in qp.go)
 	ring  []rdma.WC
 	head  uint64
@@ -139,17 +139,18 @@ type cqHand struct {
 	used bool
 }
 
-// give puts wc in the lent slot h if h is lent by q's poller, still free,
-// and q holds no completion (so wc is the oldest) and waits for no
-// notification (push keeps that logic); it reports whether it did. h is
-// under inbound.mu, which the caller holds.
-func (q *cq) give(wc *rdma.WC, h *cqHand) bool {
+// lent is the slot h lends, marked used, if h is lent by q's poller and
+// still free, and q holds no completion (so the next one is the oldest)
+// and waits for no notification (push keeps that logic); nil otherwise.
+// The caller fills the slot in place (no copy of a freshly written WC,
+// which would stall on store forwarding); h is under inbound.mu, which
+// the caller holds.
+func (q *cq) lent(h *cqHand) *rdma.WC {
 	if h == nil || h.cq != q || h.used || q.n.Load() != 0 || q.armd.Load() || q.dead.Load() {
-		return false
+		return nil
 	}
-	*h.wc = *wc
 	h.used = true
-	return true
+	return h.wc
 }
 
 // Poll takes up to len(wc) completions (ibv_poll_cq). It first drains the

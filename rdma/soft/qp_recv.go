@@ -150,10 +150,17 @@ func (q *qp) countExecLocked(c *conn, h *hdr, st rdma.WCStatus) {
 
 // completeRecvLocked completes the receive r (the QP's oldest, or the one
 // taken from the SRQ), into the slot a polling drainer lent (hand) when
-// the CQ takes it there (cq.give).
+// the CQ takes it there (cq.lent).
 func (q *qp) completeRecvLocked(r *rqe, st rdma.WCStatus, L uint64, solicited bool, hand *cqHand) {
-	wc := &q.wc
-	*wc = rdma.WC{WRID: r.wrid, QPNum: q.Num(), Status: st, Opcode: rdma.WCRecv}
+	wc := q.rcq.lent(hand)
+	push := wc == nil
+	if push {
+		wc = &q.wc
+	}
+	// Field by field: a literal is built aside and copied, and the wide
+	// loads of that copy wait for the narrow stores that built it.
+	*wc = rdma.WC{}
+	wc.WRID, wc.QPNum, wc.Status, wc.Opcode = r.wrid, q.Num(), st, rdma.WCRecv
 	if st == rdma.WCSuccess {
 		wc.ByteLen = uint32(L)
 		if solicited {
@@ -168,7 +175,7 @@ func (q *qp) completeRecvLocked(r *rqe, st rdma.WCStatus, L uint64, solicited bo
 	} else {
 		q.rqHead++
 	}
-	if !q.rcq.give(wc, hand) {
+	if push {
 		q.rcq.push(wc)
 	}
 }
