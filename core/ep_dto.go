@@ -239,8 +239,9 @@ func (ep *EP) postRequest(op rdma.WROpcode, segs []Segment, cookie uint64, remot
 	// Published before the post: the completion may be polled before
 	// PostSend returns.
 	ep.sq.tail.Store(seq + 1)
-	wr := &ep.wr
-	*wr = rdma.SendWR{WRID: wrid(wrSend, ep.id, seq), Opcode: op, SGL: sgl, Flags: tf}
+	wr := &ep.wr // field by field, as in recvEvent
+	*wr = rdma.SendWR{}
+	wr.WRID, wr.Opcode, wr.SGL, wr.Flags = wrid(wrSend, ep.id, seq), op, sgl, tf
 	if remote != nil {
 		wr.RemoteAddr, wr.RKey = remote.Addr, remote.RMRContext
 	}
@@ -369,8 +370,11 @@ func (ep *EP) recvEvent(cookie uint64, flags CompletionFlags, wc *rdma.WC, srq *
 	if status != DTOSuccess {
 		length = 0
 	}
-	*out = Event{Number: EventDTOCompletion, EP: ep, Cookie: cookie, Length: length, Status: status,
-		notify: true, srq: srq}
+	// Field by field: a literal is built aside and copied, and the wide
+	// loads of that copy wait for the narrow stores that built it.
+	*out = Event{}
+	out.Number, out.EP, out.Cookie, out.Length, out.Status = EventDTOCompletion, ep, cookie, length, status
+	out.notify, out.srq = true, srq
 	switch {
 	case flags&CompletionUnsignalled != 0:
 		out.notify = false

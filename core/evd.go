@@ -276,6 +276,12 @@ func (e *EVD) Dequeue(out *Event) error {
 	if e.pumpDequeue(out) {
 		return nil
 	}
+	// The ring holds events only if the pump put some there or another
+	// thread pushed one meanwhile (queued); blocked covers a waiter or a
+	// destroyed EVD. Otherwise the EVD is empty without a look under e.mu.
+	if e.queued.Load() == 0 && !e.blocked.Load() {
+		return ErrQueueEmpty
+	}
 	return e.tryDequeue(out)
 }
 

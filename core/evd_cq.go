@@ -40,6 +40,17 @@ func (e *EVD) pumpDequeue(out *Event) bool {
 			e.pollMu.Unlock()
 			return false
 		}
+		if n == 1 && e.queued.Load() == 0 && !e.blocked.Load() && !e.hasCNO.Load() {
+			// The usual poll: one completion, converted straight into out
+			// (a copy through e.evs would wait on the stores that built it).
+			if e.convertOne(&e.wcs[0], out) {
+				out.EVD = e
+				out.reaped()
+				e.pollMu.Unlock()
+				return true
+			}
+			continue
+		}
 		k = e.convertLocked(n)
 	}
 	if k == 1 && e.queued.Load() == 0 && !e.blocked.Load() && !e.hasCNO.Load() {
@@ -175,29 +186,32 @@ func (e *EVD) drainDeadLocked() {
 func (e *EVD) convertLocked(n int) int {
 	k := 0
 	for i := 0; i < n; i++ {
-		wc := &e.wcs[i]
-		kind, id, seq := wridSplit(wc.WRID)
-		ev := &e.evs[k]
-		var ok bool
-		switch kind {
-		case wrSend:
-			if ep := epIDs.get(id); ep != nil {
-				ok = ep.sendDone(seq, wc, ev)
-			}
-		case wrRecv:
-			if ep := epIDs.get(id); ep != nil {
-				ok = ep.recvDone(seq, wc, ev)
-			}
-		case wrSRQ:
-			if s := srqIDs.get(id); s != nil {
-				ok = s.recvDone(seq, wc, ev)
-			}
-		}
-		if ok {
+		if e.convertOne(&e.wcs[i], &e.evs[k]) {
 			k++
 		}
 	}
 	return k
+}
+
+// convertOne turns one polled completion into ev; false when it makes no
+// event. pollMu is held.
+func (e *EVD) convertOne(wc *rdma.WC, ev *Event) bool {
+	kind, id, seq := wridSplit(wc.WRID)
+	switch kind {
+	case wrSend:
+		if ep := epIDs.get(id); ep != nil {
+			return ep.sendDone(seq, wc, ev)
+		}
+	case wrRecv:
+		if ep := epIDs.get(id); ep != nil {
+			return ep.recvDone(seq, wc, ev)
+		}
+	case wrSRQ:
+		if s := srqIDs.get(id); s != nil {
+			return s.recvDone(seq, wc, ev)
+		}
+	}
+	return false
 }
 
 // dtoStatus maps a transport completion status to the DAT DTO status: the

@@ -164,6 +164,7 @@ type inbound struct {
 	rescan   atomic.Bool   // a drain must look at every connection
 	lastScan atomic.Int64  // unix ns of the last full rescan
 	pulled   bool          // the drain placed a rendezvous payload (under mu)
+	hand     cqHand        // a polling drainer's first WC slot (under mu; cq.go)
 }
 
 // ready reports whether the hint for the head position waits (one load).

@@ -28,7 +28,8 @@ type cq struct {
 	hot   atomic.Pointer[shmWire] // the connection that last completed a receive here (shm_dev.go)
 	refs  atomic.Int32            // QPs completing into it
 	dead  atomic.Bool
-	mu    sync.Mutex // leaf, below qp.mu (see the lock order in qp.go)
+	armd  atomic.Bool // armed, for lent's look without mu
+	mu    sync.Mutex  // leaf, below qp.mu (see the lock order in qp.go)
 	ring  []rdma.WC
 	head  uint64
 	tail  uint64
@@ -106,6 +107,7 @@ func (q *cq) push(wc *rdma.WC) {
 	notify := q.armed && (!q.solic || wc.Flags&rdma.WCSolicited != 0 || wc.Status != rdma.WCSuccess)
 	if notify {
 		q.armed = false
+		q.armd.Store(false)
 	}
 	q.mu.Unlock()
 	if notify && q.ch != nil {
@@ -127,32 +129,59 @@ func (q *cq) grow(size int) {
 	q.ring, q.head, q.tail = r, 0, n
 }
 
+// cqHand is a Poll's first WC slot, lent to the drain it runs (under
+// inbound.mu): the first receive that drain completes into that CQ while
+// the CQ holds nothing goes straight there, the oldest completion, without
+// the ring and its lock twice.
+type cqHand struct {
+	cq   *cq
+	wc   *rdma.WC
+	used bool
+}
+
+// lent is the slot h lends, marked used, if h is lent by q's poller and
+// still free, and q holds no completion (so the next one is the oldest)
+// and waits for no notification (push keeps that logic); nil otherwise.
+// The caller fills the slot in place (no copy of a freshly written WC,
+// which would stall on store forwarding); h is under inbound.mu, which
+// the caller holds.
+func (q *cq) lent(h *cqHand) *rdma.WC {
+	if h == nil || h.cq != q || h.used || q.n.Load() != 0 || q.armd.Load() || q.dead.Load() {
+		return nil
+	}
+	h.used = true
+	return h.wc
+}
+
 // Poll takes up to len(wc) completions (ibv_poll_cq). It first drains the
 // device's inbound queue (bounded), which is where messages from peers on
-// this host become completions.
+// this host become completions; the drain may complete the first of them
+// straight into wc[0] (cqHand).
 func (q *cq) Poll(wc []rdma.WC) int {
 	d := q.dev
 	if q.dead.Load() {
 		return 0
 	}
+	k := 0
 	if q.hot.Load() != nil {
-		d.peekHot(q)
+		k = d.peekHot(q, wc)
 	} else if d.in.ready(d.bell) {
-		d.drainInbound()
+		k = d.drainFor(q, wc)
 	}
-	if q.n.Load() == 0 || len(wc) == 0 {
-		return 0
+	if q.n.Load() == 0 || k == len(wc) {
+		return k
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	k := 0
 	mask := uint64(len(q.ring) - 1)
+	taken := 0
 	for k < len(wc) && q.head != q.tail {
 		wc[k] = q.ring[q.head&mask]
 		q.head++
 		k++
+		taken++
 	}
-	q.n.Add(int64(-k))
+	q.n.Add(int64(-taken))
 	if q.over && q.tail-q.head <= uint64(q.depth) {
 		q.over = false // the excursion is over: the next one raises again
 	}
@@ -167,6 +196,7 @@ func (q *cq) Arm(solicitedOnly bool) error {
 	}
 	q.mu.Lock()
 	q.armed, q.solic = true, solicitedOnly
+	q.armd.Store(true)
 	q.mu.Unlock()
 	return nil
 }

@@ -105,7 +105,11 @@ func (q *qp) onSend(c *conn, h *hdr, p payload) error {
 	if local {
 		st = rdma.WCLocProtErr
 	}
-	q.completeRecvLocked(r, st, L, h.flags&flSolicited != 0)
+	var hand *cqHand
+	if _, shm := c.w.(*shmWire); shm {
+		hand = &q.dev.in.hand // the shm drain holds inbound.mu
+	}
+	q.completeRecvLocked(r, st, L, h.flags&flSolicited != 0, hand)
 	c.placedIn = q.rcq
 	q.countExecLocked(c, h, st)
 	if q.srq != nil {
@@ -145,10 +149,18 @@ func (q *qp) countExecLocked(c *conn, h *hdr, st rdma.WCStatus) {
 }
 
 // completeRecvLocked completes the receive r (the QP's oldest, or the one
-// taken from the SRQ).
-func (q *qp) completeRecvLocked(r *rqe, st rdma.WCStatus, L uint64, solicited bool) {
-	wc := &q.wc
-	*wc = rdma.WC{WRID: r.wrid, QPNum: q.Num(), Status: st, Opcode: rdma.WCRecv}
+// taken from the SRQ), into the slot a polling drainer lent (hand) when
+// the CQ takes it there (cq.lent).
+func (q *qp) completeRecvLocked(r *rqe, st rdma.WCStatus, L uint64, solicited bool, hand *cqHand) {
+	wc := q.rcq.lent(hand)
+	push := wc == nil
+	if push {
+		wc = &q.wc
+	}
+	// Field by field: a literal is built aside and copied, and the wide
+	// loads of that copy wait for the narrow stores that built it.
+	*wc = rdma.WC{}
+	wc.WRID, wc.QPNum, wc.Status, wc.Opcode = r.wrid, q.Num(), st, rdma.WCRecv
 	if st == rdma.WCSuccess {
 		wc.ByteLen = uint32(L)
 		if solicited {
@@ -163,16 +175,18 @@ func (q *qp) completeRecvLocked(r *rqe, st rdma.WCStatus, L uint64, solicited bo
 	} else {
 		q.rqHead++
 	}
-	q.rcq.push(wc)
+	if push {
+		q.rcq.push(wc)
+	}
 }
 
 // flushRecvsLocked completes every receive the QP holds as flushed.
 func (q *qp) flushRecvsLocked() {
 	for q.rqHead != q.rqTail {
-		q.completeRecvLocked(&q.rq[q.rqHead&q.rqMask], rdma.WCWRFlushErr, 0, false)
+		q.completeRecvLocked(&q.rq[q.rqHead&q.rqMask], rdma.WCWRFlushErr, 0, false, nil)
 	}
 	if q.srqHeld {
-		q.completeRecvLocked(&q.srqCur, rdma.WCWRFlushErr, 0, false)
+		q.completeRecvLocked(&q.srqCur, rdma.WCWRFlushErr, 0, false, nil)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"godat/rdma"
 )
 
 // drainBudget bounds the hints one Poll takes.
@@ -118,29 +120,64 @@ func (s *shmDev) close() {
 // lets each named connection process its messages up to the one the hint
 // names. One thread drains at a time; another finds the lock taken and
 // goes on (the drainer pushes into every CQ).
-func (d *device) drainInbound() {
+func (d *device) drainInbound() { d.drainFor(nil, nil) }
+
+// drainFor is drainInbound for a Poll of q, which lends wc[0] to the drain
+// (cqHand); it returns the number of completions the drain put in wc.
+func (d *device) drainFor(q *cq, wc []rdma.WC) int {
 	in := &d.in
 	if !in.mu.TryLock() {
-		return
+		return 0
 	}
-	defer in.mu.Unlock()
+	in.lend(q, wc)
 	d.drainLocked()
+	k := in.reclaim()
+	in.mu.Unlock()
+	return k
+}
+
+// lend lends wc[0] to the drain about to run for a Poll of q; in.mu held.
+func (in *inbound) lend(q *cq, wc []rdma.WC) {
+	if q != nil && len(wc) > 0 {
+		in.hand = cqHand{cq: q, wc: &wc[0]}
+	}
+}
+
+// reclaim ends the loan: the number of completions given (0 or 1).
+func (in *inbound) reclaim() int {
+	k := 0
+	if in.hand.used {
+		k = 1
+	}
+	in.hand = cqHand{}
+	return k
 }
 
 // peekHot is Poll's look at the connection that last completed a receive
 // into q (when no hint waits): its next slot is usually where the next
 // message lands, and its hint, which the sender appends after publishing
 // it, need not be waited for. The message is taken directly only if no
-// hint waits once the slot is seen published: every message whose hint
-// was appended before this one was published is then taken already, so
-// arrival order holds (its own hint, taken later, names a position
-// already consumed and does nothing). One message per look.
-func (d *device) peekHot(q *cq) {
+// hint waits once the slot is seen published, or its stamp says every
+// hint appended before its post began is taken: every message that
+// arrived before it is then taken already, so arrival order holds (its
+// own hint, taken later, names a position already consumed and does
+// nothing). One message per look. Like
+// drainFor, it returns the number of completions put in wc.
+func (d *device) peekHot(q *cq, wc []rdma.WC) int {
 	in := &d.in
 	if !in.mu.TryLock() {
-		return
+		return 0
 	}
-	defer in.mu.Unlock()
+	in.lend(q, wc)
+	d.peekHotLocked(q)
+	k := in.reclaim()
+	in.mu.Unlock()
+	return k
+}
+
+// peekHotLocked is peekHot's look with in.mu held.
+func (d *device) peekHotLocked(q *cq) {
+	in := &d.in
 	w := q.hot.Load() // under in.mu: its mappings stay (release clears it first)
 	if w == nil || w.closed.Load() || w.rxWait {
 		if in.ready(d.bell) {
@@ -148,15 +185,24 @@ func (d *device) peekHot(q *cq) {
 		}
 		return
 	}
-	// Both loads before either is tested: their misses overlap. The slot
-	// is read first, so a hint appended before it was published is seen.
-	slot := w.rx.ready()
-	hint := in.ready(d.bell)
-	switch {
-	case hint:
-		d.drainLocked()
-	case slot:
+	// The slot first, so that a hint appended before it was published is
+	// seen by the look at the queue after it. That look is skipped when
+	// the message's stamp (our inbound tail as its sender read it before
+	// publishing) is not past our head: every hint appended before that
+	// post began is taken, and one appended since came from a post that
+	// overlapped it, which may go either way. The hint line, which the
+	// sender writes just after the slot, is then not waited for.
+	if w.rx.ready() {
+		stamp := w.mem.get32(w.rx.slot(w.rx.tail) + dsOffStamp)
+		if after(stamp, uint32(in.head.Load())) && in.ready(d.bell) {
+			d.drainLocked()
+			return
+		}
 		w.onHint(uint32(w.rx.tail)&hintSeqMask, false)
+		return
+	}
+	if in.ready(d.bell) {
+		d.drainLocked()
 	}
 }
 

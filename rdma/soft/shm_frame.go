@@ -18,6 +18,7 @@ const (
 	dsOffLen   = 24 // uint64
 	dsOffAddr  = 32 // uint64
 	dsOffGrant = 40 // uint32 the producer's grant for the other direction
+	dsOffStamp = 44 // uint32 the consumer's inbound tail as the producer read it before publishing
 	dsOffData  = 48 // payload or descriptors: a small message is one cache line
 
 	csOffType   = 8  // uint32

@@ -68,11 +68,16 @@ func (w *shmWire) drainCtl() bool {
 }
 
 // drainData places the published messages up to position seq (all of
-// them when all); false when the connection ended.
+// them when all); false when the connection ended. The bound is tested
+// before the next slot is looked at: that slot's line is usually not here
+// yet, and the caller waits for its completion.
 func (w *shmWire) drainData(seq uint32, all bool) bool {
-	for w.rx.ready() {
+	for {
 		if !all && (seq-uint32(w.rx.tail))&hintSeqMask >= 1<<(hintSeqBits-1) {
 			return true // past the hinted message: later ones have hints of their own
+		}
+		if !w.rx.ready() {
+			return true
 		}
 		off := w.rx.slot(w.rx.tail)
 		chunk := w.rxDir + chunkOff + int(w.rxChunk%chunkSlots)*chunkSize
@@ -116,7 +121,6 @@ func (w *shmWire) drainData(seq uint32, all bool) bool {
 			return false
 		}
 	}
-	return true
 }
 
 // commitRx publishes what was consumed (slots and chunks): lazily, each

@@ -152,6 +152,9 @@ func (w *shmWire) send(h *hdr, sgl []rdma.SGE) issued {
 		w.txChunk++
 	}
 	putDataSlot(w.mem, off, h, w.c.grantLocked(), nsge)
+	// The peer's inbound tail, read before we publish: every hint below
+	// it was appended before this post began (see peekHot).
+	w.mem.put32(off+dsOffStamp, uint32(w.peerBell.m.ld64(bellOffTail)))
 	pos := w.tx.head
 	w.tx.publish()
 	w.notifyPeer(pos, false)
