@@ -39,8 +39,7 @@ func go_dat_cr_query(h C.godat_handle, mask C.DAT_CR_PARAM_MASK, out *C.DAT_CR_P
 	if err != nil {
 		return datReturn(c, err)
 	}
-	dat12.PutCRParam(unsafe.Pointer(out), cr, q)
-	return C.DAT_SUCCESS
+	return datReturn(c, dat12.PutCRParam(unsafe.Pointer(out), cr, q))
 }
 
 var callCRAccept = dat12.NewCall("dat_cr_accept", dat12.Args{core.ArgPrivateData: 3})

@@ -106,8 +106,7 @@ func go_dat_ep_query(h C.godat_handle, mask C.DAT_EP_PARAM_MASK, out *C.DAT_EP_P
 	if err != nil {
 		return datReturn(c, err)
 	}
-	dat12.PutEPParam(unsafe.Pointer(out), ep, p)
-	return C.DAT_SUCCESS
+	return datReturn(c, dat12.PutEPParam(unsafe.Pointer(out), ep, p))
 }
 
 var callEPModify = dat12.NewCall("dat_ep_modify", dat12.Args{core.ArgEPAttr: 3, core.ArgPZ: 3, core.ArgEVD: 3})
