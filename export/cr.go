@@ -9,7 +9,6 @@ import (
 	"unsafe"
 
 	"godat/core"
-	"godat/export/cabi"
 	"godat/export/dat12"
 )
 
@@ -59,7 +58,11 @@ func go_dat_cr_accept(h C.godat_handle, eph C.godat_handle, psize C.DAT_COUNT, p
 	if psize < 0 || psize > 0 && pdata == nil {
 		return datReturn(c, dat12.ArgAt(3))
 	}
-	return datReturn(c, cr.Accept(ep, cabi.GoBytes(unsafe.Pointer(pdata), int(psize))))
+	pd, err := privateData(cr.IA(), pdata, psize)
+	if err != nil {
+		return datReturn(c, err)
+	}
+	return datReturn(c, cr.Accept(ep, pd))
 }
 
 var callCRReject = dat12.NewCall("dat_cr_reject", dat12.Args{})
