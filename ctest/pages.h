@@ -145,33 +145,40 @@ static inline void blocked_start(struct blocked *b, void *(*fn)(void *), DAT_HAN
 	}
 }
 
-/* Reads the system call the thread is blocked in, -1 if it is running. */
-static inline long thread_syscall(pid_t tid)
+/* Whether the thread is blocked in a shared futex(2) wait: the doorbell the
+ * library's blocking waits sleep on is a shared futex word (peers wake it
+ * through their mapping, rdma/soft/futex_unsafe.go), while the Go runtime,
+ * glibc and ASan sleep on private ones (FUTEX_PRIVATE_FLAG in the op, the
+ * second argument /proc shows). A thread entering the library for the
+ * first time may sleep on a runtime lock before it reaches the wait. */
+static inline int thread_in_shared_futex(pid_t tid)
 {
-	char path[64], buf[64] = "";
+	char path[64], buf[128] = "";
 	snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
 	FILE *f = fopen(path, "r");
 	if (!f)
-		return -1;
+		return 0;
 	if (!fgets(buf, sizeof buf, f))
 		buf[0] = 0;
 	fclose(f);
-	if (buf[0] < '0' || buf[0] > '9')
-		return -1;
-	return strtol(buf, NULL, 10);
+	long nr;
+	unsigned long addr, op;
+	if (sscanf(buf, "%ld %lx %lx", &nr, &addr, &op) != 3)
+		return 0;
+	return nr == SYS_futex && (op & 128 /* FUTEX_PRIVATE_FLAG */) == 0;
 }
 
-/* Waits until the thread sleeps in futex(2), the doorbell the library's
- * blocking waits sleep on, seen on three reads in a row 10 ms apart. This
- * is how a test knows a waiter is really blocked before it acts. */
+/* Waits until the thread sleeps on the library's doorbell (a shared
+ * futex(2) wait), seen on three reads in a row 10 ms apart. This is how a
+ * test knows a waiter is really blocked in its wait before it acts. */
 static inline void wait_until_sleeping(struct blocked *b)
 {
 	long deadline = now_ns() + 10000000000L;
 	int seen = 0;
 	while (seen < 3) {
 		if (now_ns() > deadline)
-			fail_msg("thread %d never slept in futex(2)", (int)b->tid);
-		seen = thread_syscall(b->tid) == SYS_futex ? seen + 1 : 0;
+			fail_msg("thread %d never slept in a shared futex(2) wait", (int)b->tid);
+		seen = thread_in_shared_futex(b->tid) ? seen + 1 : 0;
 		usleep(10000);
 	}
 }

@@ -1,4 +1,5 @@
 /* dat_cr_accept(3DAT): accepting a connection request. */
+#include <limits.h>
 #include "conn.h"
 
 static DAT_CR_HANDLE request(struct pair *x, DAT_TIMEOUT tmo)
@@ -152,6 +153,12 @@ static void invalid_parameter(void **state)
 	check_ret(dat_cr_accept(cr, x.p.ep, 4, NULL), DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	check_ret(dat_cr_accept(cr, x.p.ep, pa.max_private_data_size + 1, big), DAT_INVALID_PARAMETER,
 		  DAT_INVALID_ARG3);
+	/* A size far past a small buffer is refused before the buffer is
+	 * read (issue 15). */
+	char *small = malloc(8);
+	assert_non_null(small);
+	check_ret(dat_cr_accept(cr, x.p.ep, INT_MAX, small), DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	free(small);
 	assert_int_equal(ep_state(x.p.ep), DAT_EP_STATE_UNCONNECTED);
 	check_ok(dat_cr_accept(cr, x.p.ep, pa.max_private_data_size, big)); /* the largest is fine */
 	DAT_EVENT ev = expect_ev(x.a.conn, DAT_CONNECTION_EVENT_ESTABLISHED);

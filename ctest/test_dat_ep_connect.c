@@ -1,4 +1,5 @@
 /* dat_ep_connect(3DAT): return values, connection events and states. */
+#include <limits.h>
 #include "conn.h"
 #include <sys/un.h>
 #include "noroute.h"
@@ -177,6 +178,13 @@ static void invalid_parameter(void **state)
 	check_ret(dat_ep_connect(e.ep, a, 1, CONN_TMO, pa.max_private_data_size + 1, pd, DAT_QOS_BEST_EFFORT,
 				 DAT_CONNECT_DEFAULT_FLAG),
 		  DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+	/* A size far past a small buffer is refused before the buffer is
+	 * read (issue 15: it was copied first, and the copy faulted). */
+	char *small = malloc(8);
+	assert_non_null(small);
+	check_ret(dat_ep_connect(e.ep, a, 1, CONN_TMO, INT_MAX, small, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG),
+		  DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+	free(small);
 	check_ret(dat_ep_connect(e.ep, a, 1, CONN_TMO, 0, NULL, (DAT_QOS)0x100, DAT_CONNECT_DEFAULT_FLAG),
 		  DAT_INVALID_PARAMETER, DAT_INVALID_ARG7);
 	check_ret(dat_ep_connect(e.ep, a, 1, CONN_TMO, 0, NULL, DAT_QOS_BEST_EFFORT, (DAT_CONNECT_FLAGS)0x10),

@@ -1,5 +1,6 @@
 /* dat_ep_dup_connect(3DAT): a second connection to the remote end of a
  * connected EP. */
+#include <limits.h>
 #include "conn.h"
 
 static DAT_RETURN dup_connect(DAT_EP_HANDLE ep, DAT_EP_HANDLE dup, const char *pd)
@@ -137,6 +138,13 @@ static void invalid_parameter(void **state)
 	assert_true(pa.max_private_data_size < (DAT_COUNT)sizeof pd);
 	check_ret(dat_ep_dup_connect(a2, x.a.ep, CONN_TMO, pa.max_private_data_size + 1, pd, DAT_QOS_BEST_EFFORT),
 		  DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+	/* A size far past a small buffer is refused before the buffer is
+	 * read (issue 15). */
+	char *small = malloc(8);
+	assert_non_null(small);
+	check_ret(dat_ep_dup_connect(a2, x.a.ep, CONN_TMO, INT_MAX, small, DAT_QOS_BEST_EFFORT), DAT_INVALID_PARAMETER,
+		  DAT_INVALID_ARG4);
+	free(small);
 	check_ret(dat_ep_dup_connect(a2, x.a.ep, 0, 0, NULL, DAT_QOS_BEST_EFFORT), DAT_INVALID_PARAMETER,
 		  DAT_INVALID_ARG3);
 	check_ret(dat_ep_dup_connect(a2, x.a.ep, CONN_TMO, -1, pd, DAT_QOS_BEST_EFFORT), DAT_INVALID_PARAMETER,

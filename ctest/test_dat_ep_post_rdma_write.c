@@ -1,4 +1,5 @@
 /* dat_ep_post_rdma_write(3DAT): return values and one-sided writes. */
+#include <limits.h>
 #include "conn.h"
 #include "broken.h"
 
@@ -217,6 +218,11 @@ static void invalid_parameter(void **state)
 					 DAT_COMPLETION_DEFAULT_FLAG),
 		  DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	free(many);
+	/* A count far past a short array is refused before the array is
+	 * read (issue 15). */
+	DAT_LMR_TRIPLET one = iov_at(&g.l, 0, 1);
+	check_ret(dat_ep_post_rdma_write(g.x.a.ep, INT_MAX, &one, cookie(1), &rb, DAT_COMPLETION_DEFAULT_FLAG),
+		  DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	expect_empty(g.x.a.req);
 	rig_down(&g);
 }

@@ -1,5 +1,6 @@
 /* dat_ep_post_recv(3DAT): return values, scatter order, length errors,
  * solicited wait, and receives posted in every state. */
+#include <limits.h>
 #include "conn.h"
 
 /* "The local_iov segments are filled in the I/O Vector order until the
@@ -224,6 +225,10 @@ static void invalid_parameter(void **state)
 	check_ret(dat_ep_post_recv(e.ep, a.max_recv_iov + 1, many, cookie(1), DAT_COMPLETION_DEFAULT_FLAG),
 		  DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	free(many);
+	/* A count far past a short array is refused before the array is
+	 * read (issue 15). */
+	check_ret(dat_ep_post_recv(e.ep, INT_MAX, &ok, cookie(1), DAT_COMPLETION_DEFAULT_FLAG), DAT_INVALID_PARAMETER,
+		  DAT_INVALID_ARG2);
 	check_ret(dat_ep_post_recv(e.ep, 1, &ok, cookie(1), (DAT_COMPLETION_FLAGS)0x80), DAT_INVALID_PARAMETER,
 		  DAT_INVALID_ARG5);
 	DAT_BOOLEAN idle = DAT_FALSE;

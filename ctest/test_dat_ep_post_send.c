@@ -1,5 +1,6 @@
 /* dat_ep_post_send(3DAT): return values, gather order, cookies, flags and
  * the flush on a disconnected EP. */
+#include <limits.h>
 #include "conn.h"
 
 #define BIG (64 * 1024) /* past the inline size: waits for the peer */
@@ -240,6 +241,10 @@ static void invalid_parameter(void **state)
 	check_ret(dat_ep_post_send(x.a.ep, a.max_request_iov + 1, many, cookie(1), DAT_COMPLETION_DEFAULT_FLAG),
 		  DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	free(many);
+	/* A count far past a short array is refused before the array is
+	 * read (issue 15). */
+	check_ret(dat_ep_post_send(x.a.ep, INT_MAX, &ok, cookie(1), DAT_COMPLETION_DEFAULT_FLAG), DAT_INVALID_PARAMETER,
+		  DAT_INVALID_ARG2);
 	check_ret(dat_ep_post_send(x.a.ep, 1, &ok, cookie(1), (DAT_COMPLETION_FLAGS)0x40), DAT_INVALID_PARAMETER,
 		  DAT_INVALID_ARG5);
 	expect_empty(x.a.req);

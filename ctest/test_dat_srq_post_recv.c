@@ -1,4 +1,5 @@
 /* dat_srq_post_recv(3DAT): return values and the behaviour sentences. */
+#include <limits.h>
 #include "srq.h"
 
 struct fix {
@@ -176,6 +177,9 @@ static void dat_srq_post_recv__invalid_parameter(void **state)
 	check_ret(dat_srq_post_recv(q, 1, &out, ck), DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	DAT_LMR_TRIPLET three[3] = {rslot(&s, 0, 8), rslot(&s, 1, 8), rslot(&s, 2, 8)};
 	check_ret(dat_srq_post_recv(q, 3, three, ck), DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	/* A count far past a short array is refused before the array is read
+	 * (issue 15). */
+	check_ret(dat_srq_post_recv(q, INT_MAX, three, ck), DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	check_ret(dat_srq_post_recv(q, -1, three, ck), DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	check_ret(dat_srq_post_recv(q, 1, NULL, ck), DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	DAT_SRQ_PARAM p;

@@ -9,7 +9,6 @@ import (
 	"unsafe"
 
 	"godat/core"
-	"godat/export/cabi"
 	"godat/export/dat12"
 )
 
@@ -39,8 +38,7 @@ func go_dat_cr_query(h C.godat_handle, mask C.DAT_CR_PARAM_MASK, out *C.DAT_CR_P
 	if err != nil {
 		return datReturn(c, err)
 	}
-	dat12.PutCRParam(unsafe.Pointer(out), cr, q)
-	return C.DAT_SUCCESS
+	return datReturn(c, dat12.PutCRParam(unsafe.Pointer(out), cr, q))
 }
 
 var callCRAccept = dat12.NewCall("dat_cr_accept", dat12.Args{core.ArgPrivateData: 3})
@@ -60,7 +58,11 @@ func go_dat_cr_accept(h C.godat_handle, eph C.godat_handle, psize C.DAT_COUNT, p
 	if psize < 0 || psize > 0 && pdata == nil {
 		return datReturn(c, dat12.ArgAt(3))
 	}
-	return datReturn(c, cr.Accept(ep, cabi.GoBytes(unsafe.Pointer(pdata), int(psize))))
+	pd, err := privateData(cr.IA(), pdata, psize)
+	if err != nil {
+		return datReturn(c, err)
+	}
+	return datReturn(c, cr.Accept(ep, pd))
 }
 
 var callCRReject = dat12.NewCall("dat_cr_reject", dat12.Args{})

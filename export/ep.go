@@ -106,8 +106,7 @@ func go_dat_ep_query(h C.godat_handle, mask C.DAT_EP_PARAM_MASK, out *C.DAT_EP_P
 	if err != nil {
 		return datReturn(c, err)
 	}
-	dat12.PutEPParam(unsafe.Pointer(out), ep, p)
-	return C.DAT_SUCCESS
+	return datReturn(c, dat12.PutEPParam(unsafe.Pointer(out), ep, p))
 }
 
 var callEPModify = dat12.NewCall("dat_ep_modify", dat12.Args{core.ArgEPAttr: 3, core.ArgPZ: 3, core.ArgEVD: 3})
@@ -174,7 +173,11 @@ func go_dat_ep_connect(h C.godat_handle, addr *C.DAT_SOCK_ADDR, qual C.DAT_CONN_
 	if flags&C.DAT_CONNECT_MULTIPATH_FLAG != 0 {
 		return datReturn(c, core.ErrModelNotSupported)
 	}
-	return datReturn(c, ep.Connect(a, uint64(qual), dat12.Timeout(uint32(timeout)), cabi.GoBytes(unsafe.Pointer(pdata), int(psize))))
+	pd, err := privateData(ep.IA(), pdata, psize)
+	if err != nil {
+		return datReturn(c, err)
+	}
+	return datReturn(c, ep.Connect(a, uint64(qual), dat12.Timeout(uint32(timeout)), pd))
 }
 
 var callEPDupConnect = dat12.NewCall("dat_ep_dup_connect", dat12.Args{core.ArgPrivateData: 4})
@@ -200,7 +203,11 @@ func go_dat_ep_dup_connect(h C.godat_handle, dup C.godat_handle, timeout C.DAT_T
 	if err := dat12.CheckQoS(uint32(qos), 6); err != nil {
 		return datReturn(c, err)
 	}
-	return datReturn(c, ep.DupConnect(other, dat12.Timeout(uint32(timeout)), cabi.GoBytes(unsafe.Pointer(pdata), int(psize))))
+	pd, err := privateData(ep.IA(), pdata, psize)
+	if err != nil {
+		return datReturn(c, err)
+	}
+	return datReturn(c, ep.DupConnect(other, dat12.Timeout(uint32(timeout)), pd))
 }
 
 var callEPDisconnect = dat12.NewCall("dat_ep_disconnect", dat12.Args{})

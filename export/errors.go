@@ -47,3 +47,16 @@ func handleIn[T any](p *T) C.godat_handle { return C.godat_handle(cabi.HandleIn(
 
 // handleOut writes a handle value into C memory (cabi.HandleOut).
 func handleOut[T any](p *T, h C.godat_handle) { cabi.HandleOut(p, uintptr(h)) }
+
+// privateData copies the consumer's connection private data (size n at
+// p, both checked by the caller for sign and NULL) once its size is within
+// the IA's max_private_data_size: a larger size is refused before a byte
+// is read, as the buffer behind it may be far smaller (a size of INT_MAX
+// over a few bytes would read past them). core refuses the same sizes
+// with the same error, so the bound is not a second rule.
+func privateData(ia *core.IA, p C.DAT_PVOID, n C.DAT_COUNT) ([]byte, error) {
+	if int(n) > ia.Attr().MaxPrivateData {
+		return nil, core.ErrArg(core.ArgPrivateData)
+	}
+	return cabi.GoBytes(unsafe.Pointer(p), int(n)), nil
+}

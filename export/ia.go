@@ -166,11 +166,15 @@ func go_dat_ia_query(h C.godat_handle, asyncEVD *C.DAT_EVD_HANDLE, iaMask C.DAT_
 	case provMask != 0 && provAttr == nil:
 		return datReturn(c, dat12.ArgAt(6))
 	}
+	// The attributes first: an IA closed under the call fails it before
+	// any out-parameter is written.
+	if iaAttr != nil {
+		if err := dat12.PutIAAttr(unsafe.Pointer(iaAttr), ia); err != nil {
+			return datReturn(c, err)
+		}
+	}
 	if asyncEVD != nil {
 		handleOut(asyncEVD, asyncHandle(ia))
-	}
-	if iaAttr != nil {
-		dat12.PutIAAttr(unsafe.Pointer(iaAttr), ia)
 	}
 	if provAttr != nil {
 		dat12.PutProviderAttr(unsafe.Pointer(provAttr), ia)

@@ -37,8 +37,10 @@ func TestHandleLifecycle(t *testing.T) {
 	o, ok := Object(h)
 	require.True(t, ok)
 	require.Same(t, a, o)
-	m := CMemOf(a)
-	require.NotNil(t, m, "a CR owns C memory")
+	m, held := HoldCMem(a)
+	require.True(t, held)
+	require.NotNil(t, m.Ptr(), "a CR owns C memory")
+	m.Drop()
 	_, err = Lookup[*obj](h, core.TypeEP, core.SubHandleEP)
 	require.Equal(t, core.ErrHandle(core.SubHandleEP), err, "wrong family")
 
@@ -47,7 +49,8 @@ func TestHandleLifecycle(t *testing.T) {
 	require.Equal(t, core.ErrHandle(core.SubHandleCR), err)
 	_, ok = Object(h)
 	require.False(t, ok)
-	require.Nil(t, CMemOf(a))
+	_, held = HoldCMem(a)
+	require.False(t, held, "a dead object's memory is not handed out")
 	Handles.Release(a) // twice: nothing
 
 	for i := 0; i < reuseHoldoff+2; i++ {
@@ -108,12 +111,40 @@ func TestStrings(t *testing.T) {
 	require.Equal(t, []byte("god"), GoBytes(unsafe.Pointer(&buf[0]), 3))
 }
 
+// An object's C memory outlives its handle while a call holds it: the
+// handle's release leaves it to the last holder, a hold on a dead object
+// fails, and the block is freed exactly once, by whoever lets go last.
+func TestCMemHold(t *testing.T) {
+	a := &obj{}
+	require.NoError(t, Handles.Bind(a))
+	m1, ok := HoldCMem(a)
+	require.True(t, ok)
+	m2, ok := HoldCMem(a)
+	require.True(t, ok)
+	require.Equal(t, m1.Ptr(), m2.Ptr())
+	e := m1.e
+	require.EqualValues(t, 3, e.refs.Load(), "the handle and two holds")
+	Handles.Release(a)
+	require.EqualValues(t, 2, e.refs.Load(), "released, still held")
+	_, ok = HoldCMem(a)
+	require.False(t, ok)
+	m1.Drop()
+	require.EqualValues(t, 1, e.refs.Load())
+	m2.Drop() // frees the block
+	require.EqualValues(t, 0, e.refs.Load())
+	CMem{}.Drop() // the zero hold: nothing
+	require.Nil(t, CMem{}.Ptr())
+}
+
 // The private data kept in an object's C memory is cut at CMemPrivateMax.
 func TestPutPrivate(t *testing.T) {
 	a := &obj{}
 	require.NoError(t, Handles.Bind(a))
 	defer Handles.Release(a)
-	m := CMemOf(a)
+	h, ok := HoldCMem(a)
+	require.True(t, ok)
+	defer h.Drop()
+	m := h.Ptr()
 	long := make([]byte, CMemPrivateMax+10)
 	for i := range long {
 		long[i] = byte(i)

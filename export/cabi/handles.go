@@ -33,6 +33,11 @@ type entry struct {
 	typ  core.HandleType
 	gen  uint32
 	cmem unsafe.Pointer // C memory owned by the object (addresses, private data)
+	// refs counts the holders of cmem: one for the handle while it lives,
+	// one per HoldCMem not yet dropped. The last to let go frees it, so a
+	// query that fills cmem while another thread frees the object writes
+	// into live memory, never into a block malloc has taken back.
+	refs atomic.Int32
 }
 
 // Table maps handles to core objects; it implements core.Handles.
@@ -93,6 +98,7 @@ func (t *Table) Bind(o core.Obj) error {
 	switch b.Type() {
 	case core.TypeIA, core.TypeEP, core.TypeCR:
 		e.cmem = C.calloc(1, C.size_t(CMemSize))
+		e.refs.Store(1)
 	}
 	b.SetHandle(addr)
 	t.slots[slot].Store(e)
@@ -112,8 +118,9 @@ func (t *Table) Release(o core.Obj) {
 	if e.cmem != nil {
 		// The consumer may still hold pointers into cmem (event private
 		// data) until it stops using the object, so it is freed only when
-		// the object dies, never earlier.
-		C.free(e.cmem)
+		// the object dies, never earlier; and not before a call filling it
+		// (HoldCMem) has finished.
+		e.unref()
 	}
 	t.mu.Lock()
 	t.free = append(t.free, slot)
@@ -176,14 +183,59 @@ func LookupOptional[T core.Obj](h uintptr, want core.HandleType, sub core.Sub) (
 	return Lookup[T](h, want, sub)
 }
 
-// CMemOf is the C memory block of an IA, EP or CR (nil for other objects
-// and dead ones); its layout is in cmem.go.
-func CMemOf(o core.Obj) unsafe.Pointer {
+// unref drops one hold of e.cmem, freeing it with the last.
+func (e *entry) unref() {
+	if e.refs.Add(-1) == 0 {
+		C.free(e.cmem)
+	}
+}
+
+// CMem is a hold on the C memory block of an IA, EP or CR (its layout is
+// in cmem.go): while held, the block stays allocated even if the object
+// is freed meanwhile. The zero CMem holds nothing.
+type CMem struct{ e *entry }
+
+// HoldCMem takes a hold on the C memory block of a live IA, EP or CR; ok
+// is false for other objects and for dead ones (the caller then answers
+// DAT_INVALID_HANDLE: the object was freed under it). Every hold taken is
+// dropped with Drop, at the end of the call that writes into the block.
+func HoldCMem(o core.Obj) (m CMem, ok bool) {
 	e := Handles.entry(core.Base(o).Handle())
-	if e == nil {
+	if e == nil || e.cmem == nil {
+		return CMem{}, false
+	}
+	for {
+		r := e.refs.Load()
+		if r == 0 { // released and freed after entry() found it
+			return CMem{}, false
+		}
+		if e.refs.CompareAndSwap(r, r+1) {
+			break
+		}
+	}
+	// Released between the lookup and the hold: the block is still ours
+	// to write, but the object is gone, and the caller says so.
+	if Handles.entry(core.Base(o).Handle()) != e {
+		e.unref()
+		return CMem{}, false
+	}
+	return CMem{e}, true
+}
+
+// Ptr is the start of the held block (nil for the zero CMem).
+func (m CMem) Ptr() unsafe.Pointer {
+	if m.e == nil {
 		return nil
 	}
-	return e.cmem
+	return m.e.cmem
+}
+
+// Drop lets the block go; it is freed here if its object was freed while
+// held.
+func (m CMem) Drop() {
+	if m.e != nil {
+		m.e.unref()
+	}
 }
 
 // HandleOf is the handle of an object, 0 for a nil one.

@@ -81,15 +81,20 @@ var epStates = [...]C.DAT_EP_STATE{
 // EPState is the DAT_EP_STATE of a core state.
 func EPState(s core.EPState) uint32 { return uint32(epStates[s]) }
 
-// PutEPParam writes the DAT_EP_PARAM of ep at out.
-func PutEPParam(out unsafe.Pointer, ep *core.EP, p core.EPParams) {
+// PutEPParam writes the DAT_EP_PARAM of ep at out; the addresses live in
+// the EP's C memory, held while they are written. An EP freed meanwhile
+// is an invalid handle, and out is left alone.
+func PutEPParam(out unsafe.Pointer, ep *core.EP, p core.EPParams) error {
+	m, ok := cabi.HoldCMem(ep)
+	if !ok {
+		return core.ErrHandle(core.SubHandleEP)
+	}
+	defer m.Drop()
 	var v C.DAT_EP_PARAM
 	v.ia_handle = handle(ep.IA())
 	v.ep_state = epStates[p.State]
-	if m := cabi.CMemOf(ep); m != nil {
-		v.local_ia_address_ptr = (*C.DAT_SOCK_ADDR)(cabi.PutSockaddr(unsafe.Add(m, cabi.CMemLocalAddr), p.LocalAddr))
-		v.remote_ia_address_ptr = (*C.DAT_SOCK_ADDR)(cabi.PutSockaddr(unsafe.Add(m, cabi.CMemRemoteAddr), p.RemoteAddr))
-	}
+	v.local_ia_address_ptr = (*C.DAT_SOCK_ADDR)(cabi.PutSockaddr(unsafe.Add(m.Ptr(), cabi.CMemLocalAddr), p.LocalAddr))
+	v.remote_ia_address_ptr = (*C.DAT_SOCK_ADDR)(cabi.PutSockaddr(unsafe.Add(m.Ptr(), cabi.CMemRemoteAddr), p.RemoteAddr))
 	v.local_port_qual = C.DAT_PORT_QUAL(p.LocalQual)
 	v.remote_port_qual = C.DAT_PORT_QUAL(p.RemoteQual)
 	v.pz_handle = handle(p.PZ)
@@ -99,6 +104,7 @@ func PutEPParam(out unsafe.Pointer, ep *core.EP, p core.EPParams) {
 	v.srq_handle = handle(p.SRQ)
 	v.ep_attr = epAttrToC(p.Attr)
 	*(*C.DAT_EP_PARAM)(out) = v
+	return nil
 }
 
 // EPModifyFromC reads what dat_ep_modify changes: the fields mask selects

@@ -85,8 +85,9 @@ func FillEvent(p unsafe.Pointer, ev *core.Event) {
 		*(*C.DAT_HANDLE)(unsafe.Pointer(&d.sp_handle)) = handleObj(ev.SP)
 		d.local_ia_address_ptr = nil
 		if ia := ev.EVD.IA(); ia != nil {
-			if m := cabi.CMemOf(ia); m != nil {
-				d.local_ia_address_ptr = (*C.DAT_SOCK_ADDR)(unsafe.Add(m, cabi.CMemLocalAddr))
+			if m, ok := cabi.HoldCMem(ia); ok {
+				d.local_ia_address_ptr = (*C.DAT_SOCK_ADDR)(PutIAAddress(m, ia))
+				m.Drop()
 			}
 		}
 		d.conn_qual = C.DAT_CONN_QUAL(ev.ConnQual)
@@ -104,11 +105,15 @@ func FillEvent(p unsafe.Pointer, ev *core.Event) {
 		d.ep_handle = handle(ev.EP)
 		d.private_data_size = 0
 		d.private_data = nil
+		// The private data is kept in the EP's C memory, held while it is
+		// written; an EP freed since the event was made gets none (its
+		// block is gone, and so is the EP the event names).
 		if len(ev.PrivateData) > 0 && ev.EP != nil {
-			if m := cabi.CMemOf(ev.EP); m != nil {
-				p, n := cabi.PutPrivate(m, ev.PrivateData)
+			if m, ok := cabi.HoldCMem(ev.EP); ok {
+				p, n := cabi.PutPrivate(m.Ptr(), ev.PrivateData)
 				d.private_data_size = C.DAT_COUNT(n)
 				d.private_data = C.DAT_PVOID(p)
+				m.Drop()
 			}
 		}
 	}

@@ -13,16 +13,21 @@ import (
 	"godat/export/cabi"
 )
 
-// PutIAAttr writes the DAT_IA_ATTR of ia at out.
-func PutIAAttr(out unsafe.Pointer, ia *core.IA) {
+// PutIAAttr writes the DAT_IA_ATTR of ia at out; its address lives in the
+// IA's C memory, held while it is written. An IA closed meanwhile is an
+// invalid handle, and out is left alone.
+func PutIAAttr(out unsafe.Pointer, ia *core.IA) error {
+	m, ok := cabi.HoldCMem(ia)
+	if !ok {
+		return core.ErrHandle(core.SubHandleIA)
+	}
+	defer m.Drop()
 	a := ia.Attr()
 	var v C.DAT_IA_ATTR
 	cabi.PutString(unsafe.Pointer(&v.adapter_name[0]), len(v.adapter_name), a.AdapterName)
 	cabi.PutString(unsafe.Pointer(&v.vendor_name[0]), len(v.vendor_name), a.VendorName)
 	v.hardware_version_major, v.firmware_version_major = 1, 1
-	if m := cabi.CMemOf(ia); m != nil {
-		v.ia_address_ptr = (*C.DAT_SOCK_ADDR)(cabi.PutSockaddr(unsafe.Add(m, cabi.CMemLocalAddr), netip.AddrPortFrom(a.Address, 0)))
-	}
+	v.ia_address_ptr = (*C.DAT_SOCK_ADDR)(PutIAAddress(m, ia))
 	v.max_eps = C.DAT_COUNT(a.MaxEPs)
 	v.max_dto_per_ep = C.DAT_COUNT(a.MaxDTOPerEP)
 	v.max_rdma_read_per_ep_in = C.DAT_COUNT(a.MaxRDMAReadPerEPIn)
@@ -48,6 +53,14 @@ func PutIAAttr(out unsafe.Pointer, ia *core.IA) {
 	v.max_rdma_read_per_ep_in_guaranteed = C.DAT_TRUE
 	v.max_rdma_read_per_ep_out_guaranteed = C.DAT_TRUE
 	*(*C.DAT_IA_ATTR)(out) = v
+	return nil
+}
+
+// PutIAAddress writes the address of ia into its held C memory m and
+// returns where it is (dat_ia_query's ia_address_ptr, a connection
+// request's local_ia_address_ptr).
+func PutIAAddress(m cabi.CMem, ia *core.IA) unsafe.Pointer {
+	return cabi.PutSockaddr(unsafe.Add(m.Ptr(), cabi.CMemLocalAddr), netip.AddrPortFrom(ia.Attr().Address, 0))
 }
 
 // PutProviderAttr writes the DAT_PROVIDER_ATTR of ia at out.

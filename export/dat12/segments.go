@@ -21,16 +21,22 @@ const SmallIOV = 4
 type SmallSegmentBuf [SmallIOV]core.Segment
 
 // SegmentBuf holds the local segments of one call, on the caller's stack.
-// It has room for one segment more than core takes, so a longer list still
-// reaches core, which refuses it by its count where it always has.
+// It has room for one segment more than core takes (a post's count is
+// bounded by CheckIOV first; a sync list goes through it in chunks).
 type SegmentBuf [core.MaxSegments + 1]core.Segment
 
 // CheckIOV checks a DTO's local IOV: count and pointer, argument 2. The
 // wrapper then converts it into a SmallSegmentBuf or a SegmentBuf (a
 // buffer on its own stack, passed straight to core, allocates nothing).
+// A count past core.MaxSegments, more than any EP or SRQ takes, is refused
+// with the error core gives a count past the IOV's depth, before a triplet
+// is read: the array behind a wild count may be far shorter.
 func CheckIOV(iov unsafe.Pointer, n int32) error {
 	if n < 0 || n > 0 && iov == nil {
 		return ArgAt(2)
+	}
+	if n > core.MaxSegments {
+		return core.ErrArg(core.ArgSegmentCount)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ package dat12
 
 import (
 	"errors"
+	"math"
 	"testing"
 	"unsafe"
 
@@ -16,9 +17,9 @@ func wantSegment(i int) core.Segment {
 	return core.Segment{Addr: uint64(0x1000 * (i + 1)), Length: uint64(64 * (i + 1)), LMRContext: uint32(100 + i)}
 }
 
-// The consumer's triplets become core segments field by field; a list
-// longer than core takes reaches core one segment too long (so core
-// refuses it by its count), never overflowing the buffer.
+// The consumer's triplets become core segments field by field; a count
+// longer than core takes is refused before a triplet is read, and a fill
+// never goes past its buffer.
 func TestSegmentConversion(t *testing.T) {
 	p, free := cTriplets(100)
 	defer free()
@@ -42,9 +43,13 @@ func TestSegmentConversion(t *testing.T) {
 			require.Equal(t, wantSegment(i), segs[i], "%d of %d", i, n)
 		}
 	}
-	segs, err := iov(p, 100)
-	require.NoError(t, err)
-	require.Len(t, segs, core.MaxSegments+1)
+	_, err := iov(p, core.MaxSegments+1)
+	require.Equal(t, core.ErrArg(core.ArgSegmentCount), err, "refused before a triplet is read")
+	_, err = iov(p, math.MaxInt32)
+	require.Equal(t, core.ErrArg(core.ArgSegmentCount), err)
+	var large SegmentBuf
+	segs := large.Fill(p, 100)
+	require.Len(t, segs, core.MaxSegments+1, "never past the buffer")
 	require.Equal(t, wantSegment(core.MaxSegments), segs[core.MaxSegments])
 	segs, err = iov(nil, 0)
 	require.NoError(t, err)
