@@ -129,11 +129,15 @@ func (q *cq) grow(size int) {
 
 // Poll takes up to len(wc) completions (ibv_poll_cq). It first drains the
 // device's inbound queue (bounded), which is where messages from peers on
-// this host become completions.
+// this host become completions, and serves the device's TCP connections
+// that are readable (tcp_loop.go: one epoll_wait, then non-blocking reads).
 func (q *cq) Poll(wc []rdma.WC) int {
 	d := q.dev
 	if q.dead.Load() {
 		return 0
+	}
+	if l := d.tcp.live.Load(); l != nil {
+		l.progress()
 	}
 	if q.hot.Load() != nil {
 		d.peekHot(q)

@@ -13,6 +13,8 @@ package soft
 //	device.mu          object sets: create, destroy, close
 //	connReq.mu         a pending connection request
 //	inbound.mu         the drain of the device's inbound queue (TryLock)
+//	tcpLoop.turn       serving a device's TCP connections (Poll TryLocks
+//	                   it; its holder reads sockets, ≤64 KiB at a time)
 //	qp.mu              a QP's state, queues and current connection
 //	conn.placeMu       held while a payload is placed without qp.mu; a
 //	                   teardown takes it under qp.mu as a barrier, so a

@@ -117,13 +117,24 @@ func (w *tcpWire) queueLocked(f frame, own []byte) *outItem {
 	return it
 }
 
-// needAckLocked: a bare ACK is due when a verdict has not gone out in a
-// header yet, or when the peer waits for a grant we now give. (Verdicts
-// could wait for the next frame that goes anyway, except that a sender of
-// unsignalled requests must still learn of them without asking: a TCP
-// peer has no word to read.)
+// needAckLocked: a bare ACK is due when the peer waits for a grant we now
+// give, or when a verdict has not gone out in a header yet and someone
+// waits for it: a request that asked to hear at once (flNotify: a
+// signalled one, or a send queue half full), lazyAckMax of them, or one
+// that waited ackDelay. Until then a verdict rides on the next frame that
+// goes anyway (a polling consumer's reply); verdicts are deferred only
+// while a consumer polls (ackDue set by its Poll), whose later Polls, or
+// the loop goroutine when they stop, write them when due (tcp_loop.go).
+// A sender of unsignalled requests learns of them without asking, in
+// bounded time: a TCP peer has no word to read.
 func (w *tcpWire) needAckLocked() bool {
-	return w.executed != w.ackSent || w.peerHungry && w.grant.Load() != w.starvedAt
+	if w.peerHungry && w.grant.Load() != w.starvedAt {
+		return true
+	}
+	if w.executed == w.ackSent {
+		return false
+	}
+	return w.ackUrgent || w.ackDue == 0 || w.executed-w.ackSent >= lazyAckMax || monoNow() >= w.ackDue
 }
 
 func (w *tcpWire) hasWorkLocked() bool {
@@ -136,6 +147,7 @@ func (w *tcpWire) startLocked(it *outItem) {
 	if !it.fixedAck {
 		it.f.ack = w.executed
 		w.ackSent = it.f.ack
+		w.ackUrgent, w.ackDue = false, 0
 	}
 	if w.peerHungry && it.f.grant != w.starvedAt {
 		w.peerHungry = false
@@ -273,16 +285,30 @@ func (w *tcpWire) faultLocked(out *written) bool {
 }
 
 // flush writes what is queued unless someone else is writing. It never
-// blocks: on a full socket the writer goroutine takes over.
-func (w *tcpWire) flush() {
+// blocks: on a full socket the writer goroutine takes over. Verdicts go at
+// once.
+func (w *tcpWire) flush() { w.flushAcks(false) }
+
+// flushAcks is flush; lazy lets verdicts that nobody waits for wait
+// ackDelay for a frame to ride on (needAckLocked), and reports whether
+// some do.
+func (w *tcpWire) flushAcks(lazy bool) (owed bool) {
 	w.wmu.Lock()
+	switch {
+	case !lazy:
+		w.ackDue = 0
+	case w.ackDue == 0 && w.executed != w.ackSent && !w.ackUrgent:
+		w.ackDue = monoNow() + int64(ackDelay)
+	}
+	owed = w.ackDue != 0 && w.executed != w.ackSent && !w.broken && !w.dead.Load()
 	if w.writing || !w.hasWorkLocked() {
 		w.wmu.Unlock()
-		return
+		return owed
 	}
 	w.writing = true
 	w.wmu.Unlock()
 	w.writeLoop(false)
+	return owed
 }
 
 // flushPosted is flush for a post: when another thread holds the right to
