@@ -307,7 +307,11 @@ func (w *tcpWire) flushAcks(lazy bool) (owed bool) {
 	}
 	w.writing = true
 	w.wmu.Unlock()
-	w.writeLoop(false)
+	budget := 0
+	if lazy {
+		budget = postWriteMax // a consumer's Poll: a read response may be large
+	}
+	w.writeLoop(false, budget)
 	return owed
 }
 
@@ -330,7 +334,7 @@ func (w *tcpWire) flushPosted() {
 	}
 	w.writing = true
 	w.wmu.Unlock()
-	w.writeLoop(false)
+	w.writeLoop(false, postWriteMax)
 }
 
 // wakePostersLocked wakes the posters waiting for the write in progress.
@@ -340,9 +344,17 @@ func (w *tcpWire) wakePostersLocked() {
 	}
 }
 
+// postWriteMax bounds what a post writes itself when more than twice as
+// much is queued: the writer goroutine writes the rest, so that a post
+// returns in bounded time whatever the size (straight from the registered
+// memory either way).
+const postWriteMax = 64 << 10
+
 // writeLoop writes while there is work; the caller holds the right to
-// write. block waits for room (the writer goroutine only).
-func (w *tcpWire) writeLoop(block bool) {
+// write. block waits for room (the writer goroutine only). budget, when
+// not 0, is what this thread writes of a large queue before it hands the
+// rest to the writer goroutine.
+func (w *tcpWire) writeLoop(block bool, budget int) {
 	for {
 		w.wmu.Lock()
 		n := w.gatherLocked()
@@ -355,11 +367,18 @@ func (w *tcpWire) writeLoop(block bool) {
 		if w.careful {
 			n = 1
 		}
+		over := false
+		if budget > 0 {
+			n, over = trimIovs(w.wiov[:n], budget)
+		}
 		w.wmu.Unlock()
 		k, err := w.sendv(w.wiov[:n], block)
 		var out written
 		w.wmu.Lock()
 		w.advanceLocked(k, &out)
+		if over && err == nil && w.hasWorkLocked() {
+			err = unix.EAGAIN // the writer goroutine goes on
+		}
 		ok := err == nil || err == unix.EAGAIN
 		if err == unix.EFAULT {
 			// The kernel drops a whole copy chunk on a fault, so the
@@ -405,6 +424,27 @@ func (w *tcpWire) writeLoop(block bool) {
 			return
 		}
 	}
+}
+
+// trimIovs cuts v to budget bytes when it holds more than twice as much,
+// and reports whether it did (the iovec past the cut is left changed: the
+// next gather rebuilds them).
+func trimIovs(v []iov, budget int) (int, bool) {
+	total := 0
+	for i := range v {
+		total += v[i].Len
+	}
+	if total <= 2*budget {
+		return len(v), false
+	}
+	for i := range v {
+		if v[i].Len >= budget {
+			v[i].Len = budget
+			return i + 1, true
+		}
+		budget -= v[i].Len
+	}
+	return len(v), false
 }
 
 // report tells the engine what a write completed (no wire lock held).
@@ -476,7 +516,7 @@ func (w *tcpWire) writer() {
 			w.slow = w.slow || mine
 			w.wmu.Unlock()
 			if mine {
-				w.writeLoop(true)
+				w.writeLoop(true, 0)
 			}
 		case <-w.done:
 			return
