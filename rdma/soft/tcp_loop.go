@@ -67,6 +67,11 @@ const (
 	// consumerPasses bounds the passes over the queue one Poll makes; what
 	// is left goes to the next Poll, or to the goroutine.
 	consumerPasses = 4
+	// A consumer's Polls that found nothing for quietAfter look at the
+	// sockets every quietGap only (the first arrival after a quiet spell
+	// waits that much more).
+	quietAfter = 100 * time.Microsecond
+	quietGap   = 5 * time.Microsecond
 )
 
 // monoBase anchors monoNow.
@@ -83,17 +88,20 @@ type tcpLoop struct {
 	wake  eventfd         // in epfd: control requests, work left over
 	poke  chan struct{}   // ends the goroutine's stand-down early
 
-	lastPoll atomic.Int64 // monoNow of the last consumer Poll; 0: none waits
-	nconns   atomic.Int32
+	lastPoll  atomic.Int64 // monoNow of the last consumer Poll; 0: none waits
+	quietNext atomic.Int64 // monoNow before which a Poll does not look
+	nconns    atomic.Int32
 
-	turn   sync.Mutex          // the right to serve (see above); above qp.mu
-	run    []*tcpWire          // the queue of connections to give a turn
-	evs    [64]unix.EpollEvent // the last epoll_wait's
-	nev    int
-	closed bool       // the descriptors are gone
-	lazy   bool       // a consumer's Poll serves: verdicts may wait
-	owed   []*tcpWire // connections with verdicts deferred
-	oev    [1]unix.EpollEvent
+	turn      sync.Mutex          // the right to serve (see above); above qp.mu
+	run       []*tcpWire          // the queue of connections to give a turn
+	evs       [64]unix.EpollEvent // the last epoll_wait's
+	nev       int
+	closed    bool       // the descriptors are gone
+	lazy      bool       // a consumer's Poll serves: verdicts may wait
+	found     bool       // the last epoll_wait of a Poll's serve found something
+	quietFrom int64      // monoNow since which Polls found nothing; 0: they did
+	owed      []*tcpWire // connections with verdicts deferred
+	oev       [1]unix.EpollEvent
 
 	mu      sync.Mutex // leaf: adds and resumes from other goroutines
 	conns   map[int32]*tcpWire
@@ -259,16 +267,28 @@ func (l *tcpLoop) progress() {
 	if l.nconns.Load() == 0 {
 		return
 	}
-	l.lastPoll.Store(monoNow())
-	if !l.turn.TryLock() {
+	now := monoNow()
+	l.lastPoll.Store(now)
+	if now < l.quietNext.Load() || !l.turn.TryLock() {
 		return
 	}
 	left := false
 	if !l.closed {
-		l.lazy = true
+		l.lazy, l.found = true, false
 		left = l.serve(consumerPasses)
 		l.lazy = false
 		l.payOwed(false)
+		// A poller that has found nothing for quietAfter looks every
+		// quietGap only: an empty Poll then mostly costs no system call.
+		switch {
+		case l.found || left || len(l.owed) > 0:
+			l.quietFrom = 0
+			l.quietNext.Store(0)
+		case l.quietFrom == 0:
+			l.quietFrom = now
+		case now-l.quietFrom >= int64(quietAfter):
+			l.quietNext.Store(now + int64(quietGap))
+		}
 	}
 	l.turn.Unlock()
 	if left {
@@ -459,6 +479,7 @@ func (l *tcpLoop) after(run []*tcpWire, w *tcpWire, r int) []*tcpWire {
 func (l *tcpLoop) collect() {
 	k, _ := unix.EpollWait(l.epfd, l.evs[:], 0)
 	l.nev = max(k, 0)
+	l.found = l.found || k > 0 || len(l.run) > 0
 	l.run = l.edges(l.run)
 }
 

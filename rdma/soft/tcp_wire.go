@@ -3,7 +3,8 @@ package soft
 // The TCP wire: one TCP connection per queue pair (tcp_frame.go for the
 // format).
 //
-// Threads: the device's receive loop (tcp_loop.go) reads frames, one per
+// Threads: the device's receive loop (tcp_loop.go: a polling consumer's
+// Poll, or the loop goroutine when nobody polls) reads frames, one per
 // connection per turn, and hands them to the engine, which places payloads
 // straight into the posted buffers or the RDMA target and pushes
 // completions in placement order; a payload with much left unread goes to
