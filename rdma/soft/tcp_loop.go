@@ -362,6 +362,7 @@ func (l *tcpLoop) isStopped() bool {
 // consumer's Poll is using them.
 func (l *tcpLoop) end() {
 	l.turn.Lock()
+	l.payOwed(true) // before l.mu: a failed write forgets its connection
 	l.mu.Lock()
 	for _, w := range l.conns {
 		_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, int(w.loopFd), nil)
@@ -369,7 +370,6 @@ func (l *tcpLoop) end() {
 	clear(l.conns)
 	l.nconns.Store(0)
 	l.closed = true
-	l.payOwed(true)
 	clear(l.run)
 	l.run = l.run[:0]
 	l.ep.Close()
