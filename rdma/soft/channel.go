@@ -116,6 +116,7 @@ func (c *compChannel) Wait(seq uint32, d time.Duration) bool {
 		if dev.bell.ld32(bellOffSeq) != seq || dev.in.ready(dev.bell) {
 			return false
 		}
+		tcpIdle() // the TCP loops serve while we sleep (tcp_loop.go)
 		slice := d
 		if !deadline.IsZero() {
 			if slice = time.Until(deadline); slice <= 0 {

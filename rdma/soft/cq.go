@@ -155,12 +155,16 @@ func (q *cq) lent(h *cqHand) *rdma.WC {
 
 // Poll takes up to len(wc) completions (ibv_poll_cq). It first drains the
 // device's inbound queue (bounded), which is where messages from peers on
-// this host become completions; the drain may complete the first of them
-// straight into wc[0] (cqHand).
+// this host become completions (the drain may complete the first of them
+// straight into wc[0]: cqHand), and serves the device's TCP connections
+// that are readable (tcp_loop.go: one epoll_wait, then non-blocking reads).
 func (q *cq) Poll(wc []rdma.WC) int {
 	d := q.dev
 	if q.dead.Load() {
 		return 0
+	}
+	if l := d.tcp.live.Load(); l != nil {
+		l.progress()
 	}
 	k := 0
 	if q.hot.Load() != nil {

@@ -83,8 +83,9 @@
 // loads whatever the number of QPs (the CQ's count, the head slot of the
 // device's inbound queue). Nothing runs a busy thread for the consumer:
 // on shared memory Poll itself takes arrivals (bounded), and a waiter is
-// woken by peers through the futex word; over TCP a receive loop per device
-// (tcp_loop.go) sleeping in the netpoller places payloads and completes.
+// woken by peers through the futex word; over TCP Poll reads the ready
+// connections itself (one epoll_wait for all), and a receive loop goroutine
+// per device (tcp_loop.go), asleep in the netpoller, does when nobody polls.
 //
 // The inbound queue (bell.go) is how arrival order across shared-memory
 // connections is known: a peer that publishes a message in its
@@ -103,8 +104,9 @@
 // rescan. The consumer never writes the queue (it publishes its head now
 // and then), so a hint's cache line crosses cores once per message.
 //
-// Over TCP, the receive loop serves connections in the order the kernel
-// reports them readable (an edge-triggered epoll set), one frame per turn,
+// Over TCP, the receive loop (a polling consumer or the loop goroutine,
+// one at a time) serves connections in the order the kernel reports them
+// readable (an edge-triggered epoll set), one frame per turn,
 // which keeps frames of many connections in about the order they arrived;
 // large payloads are read straight into place by a helper goroutine.
 //

@@ -13,6 +13,8 @@ package soft
 //	device.mu          object sets: create, destroy, close
 //	connReq.mu         a pending connection request
 //	inbound.mu         the drain of the device's inbound queue (TryLock)
+//	tcpLoop.turn       serving a device's TCP connections (Poll TryLocks
+//	                   it; its holder reads sockets, ≤64 KiB at a time)
 //	qp.mu              a QP's state, queues and current connection
 //	conn.placeMu       held while a payload is placed without qp.mu; a
 //	                   teardown takes it under qp.mu as a barrier, so a
@@ -82,23 +84,24 @@ type qp struct {
 	cm     *cmChannel
 	sigAll bool
 
-	mu        sync.Mutex
-	state     rdma.QPState
-	active    bool // the connection (attempt) is ours, not accepted
-	destroyed bool
-	issuing   bool // a thread issues with q.mu released (qp_send.go)
-	pd        *pd
-	scq, rcq  *cq
-	srq       *srq
-	cap       rdma.QPCap
-	initDepth int   // reads this QP may have outstanding
-	c         *conn // the connection or attempt; nil in Init and Error
-	gen       uint8 // connection generation (names hints)
-	local     netip.AddrPort
-	remote    netip.AddrPort
-	wc        rdma.WC // scratch for pushes
-	hdr       hdr     // scratch for issues
-	kc        keyCache
+	mu         sync.Mutex
+	state      rdma.QPState
+	active     bool // the connection (attempt) is ours, not accepted
+	destroyed  bool
+	issuing    bool // a thread issues with q.mu released (qp_send.go)
+	asyncIssue bool // issueAsync issues: large accesses run in place
+	pd         *pd
+	scq, rcq   *cq
+	srq        *srq
+	cap        rdma.QPCap
+	initDepth  int   // reads this QP may have outstanding
+	c          *conn // the connection or attempt; nil in Init and Error
+	gen        uint8 // connection generation (names hints)
+	local      netip.AddrPort
+	remote     netip.AddrPort
+	wc         rdma.WC // scratch for pushes
+	hdr        hdr     // scratch for issues
+	kc         keyCache
 
 	sq             []sqe
 	sqMask         uint64

@@ -24,7 +24,9 @@ const (
 // transfer) runs with q.mu released and q.issuing set, so that no other
 // thread issues past it meanwhile: requests posted then are issued by this
 // loop when the access is done. RDMA writes stay visible before any later
-// send of the QP.
+// send of the QP, and a read's data is in place before any later request
+// issues (fenced or not). An access of asyncAccessMin bytes or more is
+// left to a goroutine (issueAsync), so that a post returns in bounded time.
 func (q *qp) issueLocked(fresh bool) (flush bool) {
 	c := q.c
 	if c == nil || q.issuing || q.state != rdma.QPSRTS && q.state != rdma.QPSSQD {
@@ -53,6 +55,14 @@ func (q *qp) issueLocked(fresh bool) (flush bool) {
 			flush = true
 		case actAccess:
 			op, L, raddr, rkey := e.op, e.length, e.raddr, e.rkey
+			if L >= asyncAccessMin && !q.asyncIssue {
+				// A post returns in bounded time whatever the size: a large
+				// access, and what is queued behind it, is issued by a
+				// goroutine; q.issuing keeps the order meanwhile.
+				q.issuing = true
+				go q.issueAsync()
+				return flush
+			}
 			var sgl [maxSGE]rdma.SGE
 			n := copy(sgl[:], e.sgl[:e.nsge])
 			q.issuing = true
@@ -82,6 +92,34 @@ func (q *qp) issueLocked(fresh bool) (flush bool) {
 		q.sqExec++
 	}
 	return flush
+}
+
+// asyncAccessMin is the size from which a one-sided access leaves the
+// posting thread (issueLocked). Below it the access costs about what the
+// post does anyway.
+const asyncAccessMin = 64 << 10
+
+// issueAsync issues the send queue from a goroutine, where large accesses
+// run in place (the posting thread set q.issuing and left them to us);
+// then the requests behind them go as a post would issue them. A teardown
+// meanwhile flushed the request: the current connection, if any, is
+// issued anyway, since posts made while the flag was set left their
+// requests queued.
+func (q *qp) issueAsync() {
+	q.mu.Lock()
+	q.issuing = false
+	q.asyncIssue = true
+	flush := q.issueLocked(false)
+	q.asyncIssue = false
+	q.completeSendsLocked()
+	var w wire
+	if flush && q.c != nil {
+		w = q.c.w
+	}
+	q.mu.Unlock()
+	if w != nil {
+		w.flush()
+	}
 }
 
 // accessUnlocked performs a one-sided access under the teardown barrier.

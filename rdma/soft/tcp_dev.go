@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -39,8 +40,9 @@ type tcpDev struct {
 	ports  map[uint16]*tcpPort
 	pend   map[*tcpWire]struct{} // incoming connections not yet bound to a QP
 	closed bool
-	loop   *tcpLoop // the receive loop, started with the first connection
-	token  uint32   // names this device to peers (tcp_order.go)
+	loop   *tcpLoop                // the receive loop, started with the first connection
+	live   atomic.Pointer[tcpLoop] // loop, for Poll without t.mu
+	token  uint32                  // names this device to peers (tcp_order.go)
 	orders map[orderKey]*tcpOrder
 	// ending holds the connections shut down in order whose last frame
 	// (DISC) is not written yet: close waits for them.

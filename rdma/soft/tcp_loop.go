@@ -1,29 +1,50 @@
 package soft
 
-// The TCP receive loop: one goroutine per device reads every established
-// connection, in the order the kernel reports them readable (an
-// edge-triggered epoll set, whose ready list is kept in the order data
-// arrived), one frame per turn. So frames of several connections complete
-// in about the order they arrived: a connection with several frames
-// buffered goes to the back of the queue after each, behind those that
-// became readable meanwhile. This is what makes the completions of a CQ
-// shared by many TCP connections come in arrival order across them (the
-// shared-memory wire has its inbound queue for that).
+// The TCP receive loop: every established connection of a device is read
+// in the order the kernel reports them readable (an edge-triggered epoll
+// set, whose ready list is kept in the order data arrived), one frame per
+// turn. So frames of several connections complete in about the order they
+// arrived: a connection with several frames buffered goes to the back of
+// the queue after each, behind those that became readable meanwhile. This
+// is what makes the completions of a CQ shared by many TCP connections
+// come in arrival order across them (the shared-memory wire has its
+// inbound queue for that).
+//
+// Who serves. The queue, the epoll set's events and the connections'
+// reader state belong to whoever holds the turn lock (tcpLoop.turn), and
+// two parties take it:
+//   - the consumer's own calls: every Poll of a CQ of the device TryLocks
+//     it and serves what is ready (one epoll_wait with timeout 0 for all
+//     the connections, then non-blocking reads), so a polling application
+//     sees its data as soon as the kernel has it, without waiting for the
+//     Go scheduler; a Poll that loses the TryLock leaves the work to the
+//     winner;
+//   - the device's loop goroutine, for when nobody polls: a consumer asleep
+//     in Wait, or an RDMA-write target that never calls the library. It
+//     sleeps in Go's netpoller on a second epoll set that holds the first
+//     one-shot: it hears at most one readiness per sleep, and while a
+//     consumer has polled within standDown it does not re-arm (it sleeps
+//     on a timer instead), so a polling application's messages wake no
+//     thread of ours. A Wait (channel.go) hands the work back at once.
+// Either way the lock makes one reader per connection at a time, and a
+// frame is read whole by the turn that started it (or by the helper it
+// handed the payload to), so frames are never split between readers and
+// the order rules below hold whoever serves.
 //
 // A frame whose payload is not in memory yet and is large (directMin or
 // more) is handed to a goroutine that reads it straight into place with
 // blocking reads, and the connection rejoins the queue when it is done; a
 // connection whose message waits for an SRQ receive leaves the queue until
-// the SRQ's next post resumes it. The loop never blocks but when its epoll
-// set has nothing ready, and then it waits in Go's netpoller (the epoll
-// descriptor is itself pollable), not in a system call: a thread blocked in
-// epoll_wait would hold its scheduler slot until the runtime took it back,
-// stalling the consumer's goroutines that poll.
+// the SRQ's next post resumes it. Nobody blocks in epoll_wait: a thread
+// blocked there would hold its scheduler slot until the runtime took it
+// back, stalling the consumer's goroutines that poll.
 
 import (
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -38,18 +59,55 @@ const (
 	stepHelper        // parked: the helper goroutine reads a large payload
 )
 
+const (
+	// standDown is how long after a consumer's Poll the loop goroutine
+	// leaves the serving to the consumer; it then looks again at most this
+	// often (a timer, not the socket).
+	standDown = time.Millisecond
+	// consumerPasses bounds the passes over the queue one Poll makes; what
+	// is left goes to the next Poll, or to the goroutine.
+	consumerPasses = 4
+	// A consumer's Polls that found nothing for quietAfter look at the
+	// sockets every quietGap only (the first arrival after a quiet spell
+	// waits that much more).
+	quietAfter = 100 * time.Microsecond
+	quietGap   = 5 * time.Microsecond
+)
+
+// monoBase anchors monoNow.
+var monoBase = time.Now()
+
+// monoNow is a monotonic clock in ns, never 0.
+func monoNow() int64 { return int64(time.Since(monoBase)) + 1 }
+
 type tcpLoop struct {
-	epfd int
-	ep   *os.File            // epfd, registered with the netpoller
-	rc   syscall.RawConn     // waits for epfd to be readable
-	wake eventfd             // in the epoll set: control requests
-	evs  [64]unix.EpollEvent // the last epoll_wait's (loop goroutine)
-	nev  int
+	epfd  int             // the connections and wake (edge-triggered)
+	outer int             // holds epfd one-shot; the goroutine sleeps on it
+	ep    *os.File        // outer, registered with the netpoller
+	rc    syscall.RawConn // waits for outer to be readable
+	wake  eventfd         // in epfd: control requests, work left over
+	poke  chan struct{}   // ends the goroutine's stand-down early
+
+	lastPoll  atomic.Int64 // monoNow of the last consumer Poll; 0: none waits
+	quietNext atomic.Int64 // monoNow before which a Poll does not look
+	nconns    atomic.Int32
+
+	turn      sync.Mutex          // the right to serve (see above); above qp.mu
+	run       []*tcpWire          // the queue of connections to give a turn
+	evs       [64]unix.EpollEvent // the last epoll_wait's
+	nev       int
+	closed    bool       // the descriptors are gone
+	lazy      bool       // a consumer's Poll serves: verdicts may wait
+	found     bool       // the last epoll_wait of a Poll's serve found something
+	quietFrom int64      // monoNow since which Polls found nothing; 0: they did
+	owed      []*tcpWire // connections with verdicts deferred
+	oev       [1]unix.EpollEvent
 
 	mu      sync.Mutex // leaf: adds and resumes from other goroutines
 	conns   map[int32]*tcpWire
 	resumed []*tcpWire
 	stopped bool
+	fdsGone bool
 	gone    chan struct{}
 }
 
@@ -64,29 +122,88 @@ func (t *tcpDev) startLoop() (*tcpLoop, error) {
 	if err != nil {
 		return nil, err
 	}
+	outer, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		unix.Close(epfd)
+		return nil, err
+	}
 	wk, err := newEventfd()
 	if err != nil {
 		unix.Close(epfd)
+		unix.Close(outer)
 		return nil, err
 	}
 	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wk)}
 	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, int(wk), &ev); err != nil {
 		unix.Close(epfd)
+		unix.Close(outer)
 		wk.close()
 		return nil, err
 	}
-	_ = unix.SetNonblock(epfd, true) // so that os.NewFile registers it with the netpoller
-	ep := os.NewFile(uintptr(epfd), "godat-tcp-loop")
+	ev = unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLONESHOT, Fd: int32(epfd)}
+	if err := unix.EpollCtl(outer, unix.EPOLL_CTL_ADD, epfd, &ev); err != nil {
+		unix.Close(epfd)
+		unix.Close(outer)
+		wk.close()
+		return nil, err
+	}
+	_ = unix.SetNonblock(outer, true) // so that os.NewFile registers it with the netpoller
+	ep := os.NewFile(uintptr(outer), "godat-tcp-loop")
 	rc, err := ep.SyscallConn()
 	if err != nil {
 		ep.Close()
+		unix.Close(epfd)
 		wk.close()
 		return nil, err
 	}
-	l := &tcpLoop{epfd: epfd, ep: ep, rc: rc, wake: wk, conns: map[int32]*tcpWire{}, gone: make(chan struct{})}
+	l := &tcpLoop{epfd: epfd, outer: outer, ep: ep, rc: rc, wake: wk, poke: make(chan struct{}, 1),
+		conns: map[int32]*tcpWire{}, gone: make(chan struct{})}
 	t.loop = l
-	go l.run()
+	t.live.Store(l)
+	go l.loop()
 	return l, nil
+}
+
+// kick makes the loop look: the goroutine wakes (from its sleep on the
+// epoll set, or from a stand-down), and so does a consumer's next Poll.
+func (l *tcpLoop) kick() {
+	l.signal()
+	select {
+	case l.poke <- struct{}{}:
+	default:
+	}
+}
+
+// signal makes the epoll set readable, unless its descriptors are gone.
+func (l *tcpLoop) signal() {
+	l.mu.Lock()
+	if !l.fdsGone {
+		l.wake.signal()
+	}
+	l.mu.Unlock()
+}
+
+// idle says the consumer stops polling (it is about to sleep in Wait):
+// the goroutine serves from now on.
+func (l *tcpLoop) idle() {
+	if l.lastPoll.Load() == 0 {
+		return
+	}
+	l.lastPoll.Store(0)
+	select {
+	case l.poke <- struct{}{}:
+	default:
+	}
+}
+
+// tcpIdle hands the TCP connections of every device of the process to
+// their loop goroutines: a thread is about to sleep in Wait.
+func tcpIdle() {
+	eachLocal(func(d *device) {
+		if l := d.tcp.live.Load(); l != nil {
+			l.idle()
+		}
+	})
 }
 
 // stop ends the loop and waits for it.
@@ -94,7 +211,7 @@ func (l *tcpLoop) stop() {
 	l.mu.Lock()
 	l.stopped = true
 	l.mu.Unlock()
-	l.wake.signal()
+	l.kick()
 	<-l.gone
 }
 
@@ -114,6 +231,7 @@ func (l *tcpLoop) add(w *tcpWire) bool {
 	}
 	w.loopFd = int32(fd)
 	l.conns[int32(fd)] = w
+	l.nconns.Add(1)
 	l.resumed = append(l.resumed, w) // a first turn: the handshake may have read ahead
 	l.wake.signal()
 	return true
@@ -126,7 +244,7 @@ func (l *tcpLoop) resume(w *tcpWire) {
 		l.resumed = append(l.resumed, w)
 	}
 	l.mu.Unlock()
-	l.wake.signal()
+	l.kick()
 }
 
 // forget takes a connection out of the loop (it ended, or its socket is
@@ -135,85 +253,211 @@ func (l *tcpLoop) forget(w *tcpWire) {
 	l.mu.Lock()
 	if l.conns[w.loopFd] == w {
 		delete(l.conns, w.loopFd)
+		l.nconns.Add(-1)
 		_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, int(w.loopFd), nil)
 	}
 	l.mu.Unlock()
 }
 
-func (l *tcpLoop) run() {
-	defer close(l.gone)
-	var run []*tcpWire // the queue of connections to give a turn
-	wait := func(fd uintptr) bool {
-		k, err := unix.EpollWait(int(fd), l.evs[:], 0)
-		l.nev = max(k, 0)
-		return l.nev > 0 || err != nil && err != unix.EINTR
+// progress is a consumer's share of the work, from Poll: it serves what is
+// ready unless another thread is serving. Work it leaves (a bounded number
+// of passes) is announced, so that a consumer that stops polling leaves
+// none behind for nobody.
+func (l *tcpLoop) progress() {
+	if l.nconns.Load() == 0 {
+		return
 	}
-	for {
-		// With connections to serve, only look; otherwise sleep in the
-		// netpoller until the set has something ready.
-		if len(run) > 0 {
-			run = l.collect(run)
-		} else if l.rc.Read(wait) != nil {
-			l.nev = 0
-		} else {
-			run = l.edges(run)
+	now := monoNow()
+	l.lastPoll.Store(now)
+	if now < l.quietNext.Load() || !l.turn.TryLock() {
+		return
+	}
+	left := false
+	if !l.closed {
+		l.lazy, l.found = true, false
+		left = l.serve(consumerPasses)
+		l.lazy = false
+		l.payOwed(false)
+		// A poller that has found nothing for quietAfter looks every
+		// quietGap only: an empty Poll then mostly costs no system call.
+		switch {
+		case l.found || left || len(l.owed) > 0:
+			l.quietFrom = 0
+			l.quietNext.Store(0)
+		case l.quietFrom == 0:
+			l.quietFrom = now
+		case now-l.quietFrom >= int64(quietAfter):
+			l.quietNext.Store(now + int64(quietGap))
 		}
-		l.mu.Lock()
-		if l.stopped {
-			for _, w := range l.conns {
-				_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, int(w.loopFd), nil)
-			}
-			clear(l.conns)
-			l.mu.Unlock()
-			l.ep.Close()
-			l.wake.close()
+	}
+	l.turn.Unlock()
+	if left {
+		l.signal()
+	}
+}
+
+// polled reports whether a consumer polled within standDown.
+func (l *tcpLoop) polled() bool {
+	t := l.lastPoll.Load()
+	return t != 0 && monoNow()-t < int64(standDown)
+}
+
+// loop is the goroutine: it serves while nobody polls, and sleeps.
+func (l *tcpLoop) loop() {
+	defer close(l.gone)
+	wait := func(fd uintptr) bool {
+		k, err := unix.EpollWait(int(fd), l.oev[:], 0)
+		return k > 0 || err != nil && err != unix.EINTR
+	}
+	var tm *time.Timer
+	for {
+		if l.isStopped() {
+			l.end()
 			return
 		}
+		if l.polled() {
+			// A consumer serves; look again later, or when it goes to
+			// sleep in Wait.
+			if tm == nil {
+				tm = time.NewTimer(standDown)
+			} else {
+				tm.Reset(standDown)
+			}
+			select {
+			case <-tm.C:
+			case <-l.poke:
+				if !tm.Stop() {
+					<-tm.C
+				}
+			}
+			continue
+		}
+		l.turn.Lock()
+		for l.serve(1) && !l.polled() {
+		}
+		l.payOwed(true)
+		l.turn.Unlock()
+		if l.polled() || l.isStopped() {
+			continue
+		}
+		// Re-arm the one-shot entry (a readiness that came meanwhile is
+		// reported at once), then sleep until the set has something.
+		ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLONESHOT, Fd: int32(l.epfd)}
+		_ = unix.EpollCtl(l.outer, unix.EPOLL_CTL_MOD, l.epfd, &ev)
+		select {
+		case <-l.poke: // drop a stale one: the look below is fresh
+		default:
+		}
+		_ = l.rc.Read(wait)
+	}
+}
+
+func (l *tcpLoop) isStopped() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.stopped
+}
+
+// end releases the loop's descriptors, with the turn held so that no
+// consumer's Poll is using them.
+func (l *tcpLoop) end() {
+	l.turn.Lock()
+	l.payOwed(true) // before l.mu: a failed write forgets its connection
+	l.mu.Lock()
+	for _, w := range l.conns {
+		_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, int(w.loopFd), nil)
+	}
+	clear(l.conns)
+	l.nconns.Store(0)
+	l.closed = true
+	clear(l.run)
+	l.run = l.run[:0]
+	l.ep.Close()
+	unix.Close(l.epfd)
+	l.wake.close()
+	l.fdsGone = true
+	l.mu.Unlock()
+	l.turn.Unlock()
+}
+
+// payOwed writes the deferred verdicts that are due (all: every one; l.turn
+// held).
+func (l *tcpLoop) payOwed(all bool) {
+	n := 0
+	for _, w := range l.owed {
+		if w.flushAcks(!all) {
+			l.owed[n] = w
+			n++
+		} else {
+			w.owed = false
+		}
+	}
+	clear(l.owed[n:])
+	l.owed = l.owed[:n]
+}
+
+// serve makes up to passes passes over the queue, collecting what became
+// readable before each; it reports whether work is left (l.turn held).
+func (l *tcpLoop) serve(passes int) bool {
+	for p := 0; p < passes; p++ {
+		l.collect()
+		l.mu.Lock()
 		for _, w := range l.resumed {
 			w.parked = false
 			if !w.queued {
 				w.queued = true
-				run = append(run, w)
+				l.run = append(l.run, w)
 			}
 		}
 		clear(l.resumed)
 		l.resumed = l.resumed[:0]
 		l.mu.Unlock()
-		// One turn each for the connections queued now; those that have
-		// more go to the back, behind what became readable meanwhile. A
-		// SEND that skips ahead of its peer device's stamps gives its turn
-		// to the earliest one queued (tcp_order.go).
-		k := len(run)
-		for i := 0; i < k; i++ {
-			w := run[i]
-			if w == nil {
-				continue // served out of turn
-			}
-			w.queued = false
-			r := w.step()
-			if r == stepGap {
-				var v *tcpWire
-				if run, v = l.earliest(run, i, w); v != w {
-					v.queued = false
-					run = l.after(run, v, v.step())
-					w.queued = true
-					i-- // w's turn again
-					continue
-				}
-				r = w.step()
-			}
-			run = l.after(run, w, r)
+		if len(l.run) == 0 {
+			return false
 		}
-		n := 0
-		for _, w := range run[k:] {
-			if w != nil {
-				run[n] = w
-				n++
-			}
-		}
-		clear(run[n:])
-		run = run[:n]
+		l.pass()
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.run) > 0 || len(l.resumed) > 0
+}
+
+// pass gives one turn each to the connections queued now; those that have
+// more go to the back, behind what became readable meanwhile. A SEND that
+// skips ahead of its peer device's stamps gives its turn to the earliest
+// one queued (tcp_order.go).
+func (l *tcpLoop) pass() {
+	run := l.run
+	k := len(run)
+	for i := 0; i < k; i++ {
+		w := run[i]
+		if w == nil {
+			continue // served out of turn
+		}
+		w.queued = false
+		r := w.step()
+		if r == stepGap {
+			var v *tcpWire
+			if run, v = l.earliest(run, i, w); v != w {
+				v.queued = false
+				run = l.after(run, v, v.step())
+				w.queued = true
+				i-- // w's turn again
+				continue
+			}
+			r = w.step()
+		}
+		run = l.after(run, w, r)
+	}
+	n := 0
+	for _, w := range run[k:] {
+		if w != nil {
+			run[n] = w
+			n++
+		}
+	}
+	clear(run[n:])
+	l.run = run[:n]
 }
 
 // after files connection w by the result of its turn.
@@ -231,14 +475,12 @@ func (l *tcpLoop) after(run []*tcpWire, w *tcpWire, r int) []*tcpWire {
 }
 
 // collect looks at the epoll set without waiting and queues what became
-// readable.
-func (l *tcpLoop) collect(run []*tcpWire) []*tcpWire {
-	_ = l.rc.Read(func(fd uintptr) bool {
-		k, _ := unix.EpollWait(int(fd), l.evs[:], 0)
-		l.nev = max(k, 0)
-		return true
-	})
-	return l.edges(run)
+// readable (l.turn held).
+func (l *tcpLoop) collect() {
+	k, _ := unix.EpollWait(l.epfd, l.evs[:], 0)
+	l.nev = max(k, 0)
+	l.found = l.found || k > 0 || len(l.run) > 0
+	l.run = l.edges(l.run)
 }
 
 // edges queues the connections of the last epoll_wait.
@@ -278,7 +520,9 @@ const earliestFrames = 8
 // and returns the one with the earliest stamp, out of the queue (its slot
 // is nil), or w itself, whose stamp then becomes due.
 func (l *tcpLoop) earliest(run []*tcpWire, i int, w *tcpWire) ([]*tcpWire, *tcpWire) {
-	run = l.collect(run)
+	l.run = run
+	l.collect()
+	run = l.run
 	o := w.order
 	best, bs, bj := w, w.rd.cur.stamp, -1
 	for j := i + 1; j < len(run); j++ {

@@ -225,14 +225,22 @@ func (b *treader) place(dst []rdma.SGE, n uint64) (local, src bool, err error) {
 // publish makes what the reader did visible: it lets the QP issue sends
 // that waited for a grant or a read slot, and writes acknowledgements and
 // responses. The reader calls it before every socket read that may block.
-func (w *tcpWire) publish() {
+func (w *tcpWire) publish() { w.publishAcks(false) }
+
+// publishAcks is publish; lazy (a consumer's Poll serves) lets verdicts
+// nobody waits for at once ride on a later frame (flushAcks), and files
+// the connection in the loop's list of those owed.
+func (w *tcpWire) publishAcks(lazy bool) {
 	if w.rdKick {
 		w.rdKick = false
 		if w.q != nil {
 			w.q.kick(w.c)
 		}
 	}
-	w.flush()
+	if w.flushAcks(lazy) && !w.owed && w.loop != nil {
+		w.owed = true
+		w.loop.owed = append(w.loop.owed, w)
+	}
 }
 
 // step is one turn of the receive loop: it reads and handles at most one
@@ -245,7 +253,7 @@ func (w *tcpWire) step() int {
 	case r == stepDone || r == stepHelper:
 	case r == stepMore && w.rd.wp-w.rd.rp >= frameHdr:
 	default:
-		w.publish()
+		w.publishAcks(w.loop != nil && w.loop.lazy)
 	}
 	return r
 }
@@ -379,6 +387,11 @@ func (w *tcpWire) frame(f *frame, block bool) error {
 		return errProto
 	}
 	w.rd.want = f.len
+	if f.flags&flNotify != 0 {
+		w.wmu.Lock()
+		w.ackUrgent = true // the sender waits for this verdict
+		w.wmu.Unlock()
+	}
 	h := hdr{typ: f.typ, flags: f.flags, aux: f.aux, len: f.len, addr: f.addr}
 	var err error
 	switch f.typ {

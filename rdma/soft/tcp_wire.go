@@ -3,7 +3,8 @@ package soft
 // The TCP wire: one TCP connection per queue pair (tcp_frame.go for the
 // format).
 //
-// Threads: the device's receive loop (tcp_loop.go) reads frames, one per
+// Threads: the device's receive loop (tcp_loop.go: a polling consumer's
+// Poll, or the loop goroutine when nobody polls) reads frames, one per
 // connection per turn, and hands them to the engine, which places payloads
 // straight into the posted buffers or the RDMA target and pushes
 // completions in placement order; a payload with much left unread goes to
@@ -31,9 +32,13 @@ import (
 )
 
 const (
-	rdBufSize  = 64 << 10
-	directMin  = 16 << 10 // payload left at or above this is read straight into place
-	maxGather  = 64       // iovecs per sendmsg
+	rdBufSize = 64 << 10
+	directMin = 16 << 10 // payload left at or above this is read straight into place
+	maxGather = 64       // iovecs per sendmsg
+	// A verdict nobody waits for at once waits at most ackDelay, or for
+	// lazyAckMax others, for a frame to ride on (needAckLocked).
+	ackDelay   = 50 * time.Microsecond
+	lazyAckMax = 16
 	lingerTime = 2 * time.Second
 )
 
@@ -70,6 +75,7 @@ type tcpWire struct {
 	lastAck uint32    // the peer's ack as last taken
 	order   *tcpOrder // stamps shared with the peer device; set before any data frame
 	rdKick  bool      // a grant arrived: retry the send queue
+	owed    bool      // in the loop's list of deferred verdicts (turn holder)
 
 	// Writing, under wmu (a leaf below qp.mu).
 	wmu        sync.Mutex
@@ -87,6 +93,8 @@ type tcpWire struct {
 	broken     bool
 	executed   uint32 // the peer's acknowledged requests executed here
 	ackSent    uint32
+	ackUrgent  bool   // a verdict owed is awaited at once (flNotify)
+	ackDue     int64  // monoNow by which a deferred verdict goes; 0: at once
 	starvedAt  uint32 // the grant the peer had seen when it asked
 	peerHungry bool
 	needAsk    bool

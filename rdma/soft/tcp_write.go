@@ -117,13 +117,24 @@ func (w *tcpWire) queueLocked(f frame, own []byte) *outItem {
 	return it
 }
 
-// needAckLocked: a bare ACK is due when a verdict has not gone out in a
-// header yet, or when the peer waits for a grant we now give. (Verdicts
-// could wait for the next frame that goes anyway, except that a sender of
-// unsignalled requests must still learn of them without asking: a TCP
-// peer has no word to read.)
+// needAckLocked: a bare ACK is due when the peer waits for a grant we now
+// give, or when a verdict has not gone out in a header yet and someone
+// waits for it: a request that asked to hear at once (flNotify: a
+// signalled one, or a send queue half full), lazyAckMax of them, or one
+// that waited ackDelay. Until then a verdict rides on the next frame that
+// goes anyway (a polling consumer's reply); verdicts are deferred only
+// while a consumer polls (ackDue set by its Poll), whose later Polls, or
+// the loop goroutine when they stop, write them when due (tcp_loop.go).
+// A sender of unsignalled requests learns of them without asking, in
+// bounded time: a TCP peer has no word to read.
 func (w *tcpWire) needAckLocked() bool {
-	return w.executed != w.ackSent || w.peerHungry && w.grant.Load() != w.starvedAt
+	if w.peerHungry && w.grant.Load() != w.starvedAt {
+		return true
+	}
+	if w.executed == w.ackSent {
+		return false
+	}
+	return w.ackUrgent || w.ackDue == 0 || w.executed-w.ackSent >= lazyAckMax || monoNow() >= w.ackDue
 }
 
 func (w *tcpWire) hasWorkLocked() bool {
@@ -136,6 +147,7 @@ func (w *tcpWire) startLocked(it *outItem) {
 	if !it.fixedAck {
 		it.f.ack = w.executed
 		w.ackSent = it.f.ack
+		w.ackUrgent, w.ackDue = false, 0
 	}
 	if w.peerHungry && it.f.grant != w.starvedAt {
 		w.peerHungry = false
@@ -273,16 +285,34 @@ func (w *tcpWire) faultLocked(out *written) bool {
 }
 
 // flush writes what is queued unless someone else is writing. It never
-// blocks: on a full socket the writer goroutine takes over.
-func (w *tcpWire) flush() {
+// blocks: on a full socket the writer goroutine takes over. Verdicts go at
+// once.
+func (w *tcpWire) flush() { w.flushAcks(false) }
+
+// flushAcks is flush; lazy lets verdicts that nobody waits for wait
+// ackDelay for a frame to ride on (needAckLocked), and reports whether
+// some do.
+func (w *tcpWire) flushAcks(lazy bool) (owed bool) {
 	w.wmu.Lock()
+	switch {
+	case !lazy:
+		w.ackDue = 0
+	case w.ackDue == 0 && w.executed != w.ackSent && !w.ackUrgent:
+		w.ackDue = monoNow() + int64(ackDelay)
+	}
+	owed = w.ackDue != 0 && w.executed != w.ackSent && !w.broken && !w.dead.Load()
 	if w.writing || !w.hasWorkLocked() {
 		w.wmu.Unlock()
-		return
+		return owed
 	}
 	w.writing = true
 	w.wmu.Unlock()
-	w.writeLoop(false)
+	budget := 0
+	if lazy {
+		budget = postWriteMax // a consumer's Poll: a read response may be large
+	}
+	w.writeLoop(false, budget)
+	return owed
 }
 
 // flushPosted is flush for a post: when another thread holds the right to
@@ -304,7 +334,7 @@ func (w *tcpWire) flushPosted() {
 	}
 	w.writing = true
 	w.wmu.Unlock()
-	w.writeLoop(false)
+	w.writeLoop(false, postWriteMax)
 }
 
 // wakePostersLocked wakes the posters waiting for the write in progress.
@@ -314,9 +344,17 @@ func (w *tcpWire) wakePostersLocked() {
 	}
 }
 
+// postWriteMax bounds what a post writes itself when more than twice as
+// much is queued: the writer goroutine writes the rest, so that a post
+// returns in bounded time whatever the size (straight from the registered
+// memory either way).
+const postWriteMax = 64 << 10
+
 // writeLoop writes while there is work; the caller holds the right to
-// write. block waits for room (the writer goroutine only).
-func (w *tcpWire) writeLoop(block bool) {
+// write. block waits for room (the writer goroutine only). budget, when
+// not 0, is what this thread writes of a large queue before it hands the
+// rest to the writer goroutine.
+func (w *tcpWire) writeLoop(block bool, budget int) {
 	for {
 		w.wmu.Lock()
 		n := w.gatherLocked()
@@ -329,11 +367,18 @@ func (w *tcpWire) writeLoop(block bool) {
 		if w.careful {
 			n = 1
 		}
+		over := false
+		if budget > 0 {
+			n, over = trimIovs(w.wiov[:n], budget)
+		}
 		w.wmu.Unlock()
 		k, err := w.sendv(w.wiov[:n], block)
 		var out written
 		w.wmu.Lock()
 		w.advanceLocked(k, &out)
+		if over && err == nil && w.hasWorkLocked() {
+			err = unix.EAGAIN // the writer goroutine goes on
+		}
 		ok := err == nil || err == unix.EAGAIN
 		if err == unix.EFAULT {
 			// The kernel drops a whole copy chunk on a fault, so the
@@ -379,6 +424,27 @@ func (w *tcpWire) writeLoop(block bool) {
 			return
 		}
 	}
+}
+
+// trimIovs cuts v to budget bytes when it holds more than twice as much,
+// and reports whether it did (the iovec past the cut is left changed: the
+// next gather rebuilds them).
+func trimIovs(v []iov, budget int) (int, bool) {
+	total := 0
+	for i := range v {
+		total += v[i].Len
+	}
+	if total <= 2*budget {
+		return len(v), false
+	}
+	for i := range v {
+		if v[i].Len >= budget {
+			v[i].Len = budget
+			return i + 1, true
+		}
+		budget -= v[i].Len
+	}
+	return len(v), false
 }
 
 // report tells the engine what a write completed (no wire lock held).
@@ -450,7 +516,7 @@ func (w *tcpWire) writer() {
 			w.slow = w.slow || mine
 			w.wmu.Unlock()
 			if mine {
-				w.writeLoop(true)
+				w.writeLoop(true, 0)
 			}
 		case <-w.done:
 			return

@@ -1,0 +1,115 @@
+package soft
+
+import (
+	"bytes"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"godat/rdma"
+)
+
+// sqEmpty reports whether every request of q has completed (its verdicts
+// arrived).
+func sqEmpty(q rdma.QP) bool {
+	p := q.(*qp)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.sqHead == p.sqTail
+}
+
+// waitFor polls cond (calling poll between looks, when not nil) until it
+// holds, within testWait.
+func waitFor(t *testing.T, what string, cond func() bool, poll func()) {
+	t.Helper()
+	deadline := time.Now().Add(testWait)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, testWait)
+		}
+		if poll != nil {
+			poll()
+		}
+		runtime.Gosched()
+	}
+}
+
+// The verdict of an unsignalled send that nobody waits for rides on the
+// receiver's next frame, but reaches the sender in bounded time however
+// the receiver behaves: while it keeps polling (its Polls write it), and
+// when it stops calling the library after its receive (the loop
+// goroutine does). An RDMA write reaches a target that never polls, also
+// right after it polled (the goroutine stood down meanwhile).
+func TestTCPVerdictsAndPassiveTarget(t *testing.T) {
+	a := newEnd(t, rdma.Params{"transport": "tcp"})
+	b := newEnd(t, rdma.Params{"transport": "tcp"})
+	connect(t, a, b, nil, nil)
+	sb, smr := a.buf(t, 8, allAccess)
+	rb, rmr := b.buf(t, 64, allAccess)
+	var wc [4]rdma.WC
+	for _, keepPolling := range []bool{true, false} {
+		require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{WRID: 1, SGL: []rdma.SGE{sge(rb[:8], rmr)}}))
+		require.NoError(t, a.qp.PostSend(&rdma.SendWR{Opcode: rdma.WRSend, SGL: []rdma.SGE{sge(sb, smr)}}))
+		require.Equal(t, rdma.WCSuccess, pollN(t, b.rcq, 1)[0].Status)
+		var poll func()
+		if keepPolling {
+			poll = func() { require.Zero(t, b.rcq.Poll(wc[:])) }
+		}
+		waitFor(t, "the verdict of an unsignalled send", func() bool { return sqEmpty(a.qp) }, poll)
+	}
+	copy(sb, "written!")
+	require.NoError(t, a.qp.PostSend(&rdma.SendWR{WRID: 9, Opcode: rdma.WRRDMAWrite, Flags: rdma.SendSignaled,
+		SGL: []rdma.SGE{sge(sb, smr)}, RemoteAddr: BufAddr(rb) + 32, RKey: rmr.RKey()}))
+	got := pollN(t, a.scq, 1)[0]
+	require.Equal(t, rdma.WCSuccess, got.Status)
+	require.Equal(t, "written!", string(rb[32:40]))
+}
+
+// Large RDMA requests, which leave the posting thread, keep the order of
+// the send queue: a 1 MiB write is in place when the SEND posted after it
+// is received, and a 1 MiB read completes, with its data in place, before
+// the SEND posted after it.
+func TestLargeRDMAOrder(t *testing.T) {
+	const n = 1 << 20
+	for _, tr := range []string{"shm", "tcp"} {
+		t.Run(tr, func(t *testing.T) {
+			a := newEnd(t, rdma.Params{"transport": tr})
+			b := newEnd(t, rdma.Params{"transport": tr})
+			connect(t, a, b, nil, nil)
+			src, smr := a.buf(t, n, allAccess)
+			dst, dmr := b.buf(t, n, allAccess)
+			msg, mmr := a.buf(t, 8, allAccess)
+			rb, rmr := b.buf(t, 8, allAccess)
+			for round := byte(1); round <= 3; round++ {
+				for i := range src {
+					src[i] = round + byte(i>>12)
+				}
+				require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{WRID: 5, SGL: []rdma.SGE{sge(rb, rmr)}}))
+				require.NoError(t, a.qp.PostSend(&rdma.SendWR{WRID: 1, Opcode: rdma.WRRDMAWrite,
+					SGL: []rdma.SGE{sge(src, smr)}, RemoteAddr: BufAddr(dst), RKey: dmr.RKey()}))
+				require.NoError(t, a.qp.PostSend(&rdma.SendWR{WRID: 2, Opcode: rdma.WRSend, Flags: rdma.SendSignaled,
+					SGL: []rdma.SGE{sge(msg, mmr)}}))
+				require.Equal(t, uint64(5), pollN(t, b.rcq, 1)[0].WRID)
+				require.True(t, bytes.Equal(src, dst), "round %d: the write is not in place at the send", round)
+				require.Equal(t, uint64(2), pollN(t, a.scq, 1)[0].WRID)
+
+				for i := range dst {
+					dst[i] = ^round + byte(i>>12)
+				}
+				require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{WRID: 6, SGL: []rdma.SGE{sge(rb, rmr)}}))
+				require.NoError(t, a.qp.PostSend(&rdma.SendWR{WRID: 3, Opcode: rdma.WRRDMARead, Flags: rdma.SendSignaled,
+					SGL: []rdma.SGE{sge(src, smr)}, RemoteAddr: BufAddr(dst), RKey: dmr.RKey()}))
+				require.NoError(t, a.qp.PostSend(&rdma.SendWR{WRID: 4, Opcode: rdma.WRSend, Flags: rdma.SendSignaled,
+					SGL: []rdma.SGE{sge(msg, mmr)}}))
+				// (The receiver places the SEND when it polls, on shared memory.)
+				require.Equal(t, uint64(6), pollN(t, b.rcq, 1)[0].WRID)
+				got := pollN(t, a.scq, 2)
+				require.Equal(t, []uint64{3, 4}, []uint64{got[0].WRID, got[1].WRID})
+				require.Equal(t, rdma.WCSuccess, got[0].Status)
+				require.True(t, bytes.Equal(src, dst), "round %d: the read's data", round)
+			}
+		})
+	}
+}
