@@ -2,7 +2,8 @@
  * apppat: the ways an application (an MPI library's uDAPL transport) uses
  * godat, each beside a plain anchor written the same way (issue 17).
  *
- *   apppat dat IA        the DAT patterns over IA (godat-shm, godat-tcp):
+ *   apppat dat IA [pp]   the DAT patterns over IA (godat-shm, godat-tcp);
+ *                        with "pp" only the two ping-pongs:
  *     pp          8-byte send/recv ping-pong; each side busy-polls
  *                 dat_evd_dequeue on its receive EVD and its request EVD
  *                 in turn (sends are signalled and reaped in that loop);
@@ -32,7 +33,16 @@
  * the library's threads share each process's CPU with the polling
  * application. Output lines: "<tool> <row> <size> <value>", the tool being
  * the IA name, plain-tcp or plain-shm; ping-pongs print one line per
- * measurement window (common.h). Every run is bounded by alarm().
+ * measurement window (common.h). A DAT ping-pong whose rounds are slow
+ * (tens of ms when the library's progress waits for the Go scheduler) is
+ * cut short after about a second, its last round marked in the message,
+ * and then prints one figure. Every run is bounded by alarm().
+ *
+ * APPPAT_SUFFIX (environment) is appended to the tool name of the DAT
+ * lines: run.sh runs the ping-pongs a second time with both processes
+ * pinned before they start (taskset, as mpirun --bind-to core does), so
+ * that the Go runtime in each sizes itself for one CPU (GOMAXPROCS 1), and
+ * names those lines "<IA>/taskset".
  */
 #include "common.h"
 
@@ -52,6 +62,7 @@
 #define SLOT 64              /* bytes per ring slot (one cache line) */
 #define RING 256             /* slots per ring */
 #define MSG 8                /* ping-pong message: 7 bytes and the flag */
+#define LAST 1               /* message byte that marks a run's last round */
 #define BIG (4 * MiB)        /* largest RDMA post measured */
 #define DEPTH 8              /* receives kept posted */
 #define MAXOUT 64            /* signalled requests in flight at most */
@@ -60,6 +71,8 @@
 
 static const char *role = "server";
 static char *ia_name = "godat-shm";
+static char tool[64] = "godat-shm"; /* ia_name and APPPAT_SUFFIX */
+static int only_pp;                 /* the ping-pongs only */
 
 static void die(const char *what, DAT_RETURN r)
 {
@@ -326,6 +339,7 @@ struct side {
 	uint64_t got; /* receive completions reaped and not yet consumed */
 	uint64_t posted, taken; /* receives posted, receives consumed */
 	struct ctrl last; /* the start of the last message consumed */
+	uint8_t stop;     /* its LAST byte */
 };
 
 static struct side S;
@@ -345,6 +359,8 @@ static void setup(struct side *s)
 	CHECK(dat_evd_create(s->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &s->cr));
 	s->mem = alloc_buf(MEMLEN);
 	memset(s->mem + OFF_RING, 0, RING * SLOT);
+	memset(s->mem + OFF_SEND, 0, 256);
+	s->mem[OFF_SEND + 128 + LAST] = 1; /* the last ping of a run */
 	rd.for_va = s->mem;
 	CHECK(dat_lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, rd, MEMLEN, s->pz, DAT_MEM_PRIV_ALL_FLAG, &s->lmr, &s->lctx,
 			     &s->rctx, &len, &va));
@@ -427,7 +443,9 @@ static void await_recv(struct side *s)
 	while (s->got == 0)
 		poll_evds(s);
 	s->got--;
-	memcpy(&s->last, s->mem + OFF_RECV + s->taken++ % DEPTH * SLOT, sizeof s->last);
+	const char *m = s->mem + OFF_RECV + s->taken++ % DEPTH * SLOT;
+	memcpy(&s->last, m, sizeof s->last);
+	s->stop = (uint8_t)m[LAST];
 	post_recv(s);
 }
 
@@ -460,11 +478,12 @@ static void send_ctrl(struct side *s, uint32_t test, uint64_t count)
 }
 
 /* Writes the 8-byte message of round i (flag last) into slot i of the
- * peer's ring. */
-static void eager_put(struct side *s, uint64_t i)
+ * peer's ring; last: the run's last round. */
+static void eager_put(struct side *s, uint64_t i, int last)
 {
 	uint64_t off = OFF_RSRC + i % RING * SLOT;
 	make_room(s);
+	s->mem[off + LAST] = (char)last;
 	s->mem[off + MSG - 1] = (char)flag_of(i);
 	DAT_LMR_TRIPLET l = seg(s, off, MSG);
 	DAT_RMR_TRIPLET r = {.rmr_context = s->peer.rmr_context, .target_address = s->peer.ring + i % RING * SLOT,
@@ -473,8 +492,9 @@ static void eager_put(struct side *s, uint64_t i)
 	s->out++;
 }
 
-/* Polls the own ring slot of round i, dequeuing both EVDs between looks. */
-static void eager_get(struct side *s, uint64_t i)
+/* Polls the own ring slot of round i, dequeuing both EVDs between looks;
+ * returns whether it was the run's last round. */
+static int eager_get(struct side *s, uint64_t i)
 {
 	volatile uint8_t *p = (volatile uint8_t *)s->mem + OFF_RING + i % RING * SLOT;
 	uint8_t f = flag_of(i);
@@ -483,23 +503,27 @@ static void eager_get(struct side *s, uint64_t i)
 		if (s->got)
 			fail("a receive completed during the eager ping-pong");
 	}
+	int last = p[LAST];
 	p[MSG - 1] = 0;
+	return last;
 }
 
 /* The server's side of a test announced by ctrl. */
 static void serve(struct side *s, const struct ctrl *c)
 {
 	switch (c->test) {
-	case T_PP:
-		for (uint64_t i = 0; i < c->count; i++) {
+	case T_PP: /* the client ends a run when it likes: its LAST ping */
+		do {
 			await_recv(s);
 			post_send(s, OFF_SEND, MSG);
-		}
+		} while (!s->stop);
 		break;
 	case T_EAGER:
-		for (uint64_t i = 0; i < c->count; i++) {
-			eager_get(s, i);
-			eager_put(s, i);
+		for (uint64_t i = 0;; i++) {
+			int last = eager_get(s, i);
+			eager_put(s, i, 0);
+			if (last)
+				break;
 		}
 		break;
 	case T_POST: /* the initiator posts; the target polls until it is told */
@@ -526,7 +550,7 @@ static int dat_server(void)
 	char qs[32];
 	snprintf(qs, sizeof qs, "%#" PRIx64, (uint64_t)qual);
 	bench_cpus_fix();
-	pid_t kid = spawn_self((char *[]){NULL, "--dat-client", ia_name, qs, NULL});
+	pid_t kid = spawn_self((char *[]){NULL, "--dat-client", ia_name, qs, only_pp ? "pp" : "all", NULL});
 	bench_pin(0);
 	CHECK(dat_evd_wait(s->cr, TMO, 1, &ev, &n));
 	if (ev.event_number != DAT_CONNECTION_REQUEST_EVENT)
@@ -556,27 +580,63 @@ static int dat_server(void)
 	return r;
 }
 
-static void pp_run(struct side *s, struct windows *w, uint64_t count)
+/* A run of round trips ends after count rounds or, when a round is slow
+ * (a process starved of its CPU), after about RUN_MAX_S seconds: whether
+ * round i is the last. The clock is read every round only when rounds are
+ * slow, so that it does not weigh on fast ones. */
+#define RUN_MAX_S 1.0
+static int last_round(uint64_t i, uint64_t count, double t0, int slow)
 {
+	if (i + 1 >= count)
+		return 1;
+	if (!slow && (i & 255) != 0)
+		return 0;
+	return now_s() - t0 > RUN_MAX_S;
+}
+
+/* The windows of a run cut short: one window of the rounds done, when none
+ * was complete. */
+static void cut_short(struct windows *w, uint64_t rounds, double t0)
+{
+	if (w->got == 0 && rounds > 0) {
+		w->t[0] = (now_s() - t0) / (double)rounds;
+		w->got = 1;
+	}
+}
+
+static void pp_run(struct side *s, struct windows *w, uint64_t count, int slow)
+{
+	uint64_t i = 0;
+	int last;
 	send_ctrl(s, T_PP, count);
+	double t0 = now_s();
 	win_start(w, count, 0);
-	for (uint64_t i = 0; i < count; i++) {
-		post_send(s, OFF_SEND, MSG);
+	do {
+		last = last_round(i, count, t0, slow);
+		post_send(s, last ? OFF_SEND + 128 : OFF_SEND, MSG);
 		await_recv(s);
 		win_tick(w);
-	}
+		i++;
+	} while (!last);
+	cut_short(w, i, t0);
 	drain(s);
 }
 
-static void eager_run(struct side *s, struct windows *w, uint64_t count)
+static void eager_run(struct side *s, struct windows *w, uint64_t count, int slow)
 {
+	uint64_t i = 0;
+	int last;
 	send_ctrl(s, T_EAGER, count);
+	double t0 = now_s();
 	win_start(w, count, 0);
-	for (uint64_t i = 0; i < count; i++) {
-		eager_put(s, i);
+	do {
+		last = last_round(i, count, t0, slow);
+		eager_put(s, i, last);
 		eager_get(s, i);
 		win_tick(w);
-	}
+		i++;
+	} while (!last);
+	cut_short(w, i, t0);
 	drain(s);
 }
 
@@ -609,9 +669,9 @@ static void post_cost(struct side *s, int write, uint64_t size, unsigned count)
 	}
 	qsort(t, count, sizeof *t, cmp_double);
 	const char *op = write ? "write" : "read";
-	printf("%s post_%s_med %" PRIu64 " %.3f\n", ia_name, op, size, t[count / 2]);
+	printf("%s post_%s_med %" PRIu64 " %.3f\n", tool, op, size, t[count / 2]);
 	unsigned k = (unsigned)((count * 99 + 99) / 100) - 1; /* the 99th percentile, nearest rank */
-	printf("%s post_%s_p99 %" PRIu64 " %.3f\n", ia_name, op, size, t[k]);
+	printf("%s post_%s_p99 %" PRIu64 " %.3f\n", tool, op, size, t[k]);
 	fflush(stdout);
 }
 
@@ -637,12 +697,14 @@ static int dat_client(const char *qual)
 	memcpy(&s->peer, ev.event_data.connect_event_data.private_data, sizeof s->peer);
 
 	struct windows w;
-	pp_run(s, &w, 200);
-	pp_run(s, &w, fill_time(1, win_best(&w), 100, 10000000));
-	report_lat(ia_name, "pp", &w);
-	eager_run(s, &w, 200);
-	eager_run(s, &w, fill_time(1, win_best(&w), 100, 10000000));
-	report_lat(ia_name, "eager", &w);
+	pp_run(s, &w, 60, 1); /* a probe, and the warm-up */
+	pp_run(s, &w, fill_time(1, win_best(&w), 20, 10000000), win_best(&w) > 10e-6);
+	report_lat(tool, "pp", &w);
+	eager_run(s, &w, 60, 1);
+	eager_run(s, &w, fill_time(1, win_best(&w), 20, 10000000), win_best(&w) > 10e-6);
+	report_lat(tool, "eager", &w);
+	if (only_pp)
+		goto end;
 
 	static const uint64_t sizes[] = {4 * KiB, 64 * KiB, BIG};
 	static const unsigned counts[] = {2000, 1000, 200};
@@ -652,7 +714,7 @@ static int dat_client(const char *qual)
 			post_cost(s, write, sizes[i], counts[i]);
 	send_ctrl(s, T_POST, 0); /* tells the target the posts are done */
 	drain(s);
-
+end:
 	send_ctrl(s, T_END, 0);
 	drain(s);
 	CHECK(dat_ep_disconnect(s->ep, DAT_CLOSE_GRACEFUL_FLAG));
@@ -695,8 +757,9 @@ static void idle_measure(int conns)
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
 	double p1 = cpu_s(RUSAGE_SELF), m1 = cpu_s(RUSAGE_THREAD), t1 = now_s();
-	printf("%s idle_threads_%s %d %d\n", ia_name, role, conns, count_threads() - 1);
-	printf("%s idle_cpu_%s %d %.3f\n", ia_name, role, conns, ((p1 - p0) - (m1 - m0)) / (t1 - t0) * 100);
+	double cpu = ((p1 - p0) - (m1 - m0)) / (t1 - t0) * 100;
+	printf("%s idle_threads_%s %d %d\n", tool, role, conns, count_threads() - 1);
+	printf("%s idle_cpu_%s %d %.3f\n", tool, role, conns, cpu > 0 ? cpu : 0);
 	fflush(stdout);
 }
 
@@ -804,6 +867,13 @@ static int idle_server(int conns)
 	return reap(kid, "apppat idle");
 }
 
+static void set_ia(char *name)
+{
+	const char *suf = getenv("APPPAT_SUFFIX");
+	ia_name = name;
+	snprintf(tool, sizeof tool, "%s%s", name, suf ? suf : "");
+}
+
 int main(int argc, char **argv)
 {
 	alarm(100); /* a hang is a failure, never a stuck run */
@@ -811,26 +881,28 @@ int main(int argc, char **argv)
 		return shm_child(atoi(argv[2]));
 	if (argc == 3 && strcmp(argv[1], "--tcp-child") == 0)
 		return tcp_child(argv[2]);
-	if (argc == 4 && strcmp(argv[1], "--dat-client") == 0) {
-		ia_name = argv[2];
+	if (argc == 5 && strcmp(argv[1], "--dat-client") == 0) {
+		set_ia(argv[2]);
+		only_pp = strcmp(argv[4], "pp") == 0;
 		return dat_client(argv[3]);
 	}
 	if (argc == 5 && strcmp(argv[1], "--idle-client") == 0) {
-		ia_name = argv[2];
+		set_ia(argv[2]);
 		return idle_client(argv[3], atoi(argv[4]));
 	}
 	if (argc == 2 && strcmp(argv[1], "plain-shm") == 0)
 		return plain_shm();
 	if (argc == 2 && strcmp(argv[1], "plain-tcp") == 0)
 		return plain_tcp();
-	if (argc == 3 && strcmp(argv[1], "dat") == 0) {
-		ia_name = argv[2];
+	if ((argc == 3 || (argc == 4 && strcmp(argv[3], "pp") == 0)) && strcmp(argv[1], "dat") == 0) {
+		set_ia(argv[2]);
+		only_pp = argc == 4;
 		return dat_server();
 	}
 	if ((argc == 3 || argc == 4) && strcmp(argv[1], "idle") == 0) {
-		ia_name = argv[2];
+		set_ia(argv[2]);
 		return idle_server(argc == 4 ? atoi(argv[3]) : 100);
 	}
-	fprintf(stderr, "usage: apppat dat IA | plain-tcp | plain-shm | idle IA [N]\n");
+	fprintf(stderr, "usage: apppat dat IA [pp] | plain-tcp | plain-shm | idle IA [N]\n");
 	return 2;
 }

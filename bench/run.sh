@@ -229,6 +229,21 @@ run_app() {
 			failed=1
 		fi
 	done
+	# The ping-pongs again with both processes pinned before they start, as
+	# mpirun --bind-to core does: the Go runtime then sizes itself for one
+	# CPU (GOMAXPROCS 1). Tool names "<IA>/taskset".
+	if [ ${#PIN0[@]} -gt 0 ]; then
+		for m in godat-shm godat-tcp; do
+			if APPPAT_SUFFIX=/taskset timeout 100 "${PIN0[@]}" "$B/apppat" dat "$m" pp >"$TMP/app" 2>"$TMP/app.err"; then
+				cat "$TMP/app" >>"$RES"
+			else
+				note "apppat dat $m pp under taskset failed:"
+				cat "$TMP/app.err" >&2
+				status "$m/taskset" fail
+				failed=1
+			fi
+		done
+	fi
 	[ $FI = 1 ] || return 0
 	n=$(iters 10000)
 	for w in $(seq "$BENCH_WINDOWS"); do
