@@ -12,6 +12,9 @@
  *                 the last one a flag, into a ring slot of the other and
  *                 polls its own ring in memory for the reply, dequeuing
  *                 both EVDs between looks; one-way us
+ *     threads_server, threads_client
+ *                 threads in each process besides the application's, after
+ *                 the runs
  *     post_write_med, post_write_p99, post_read_med, post_read_p99
  *                 time inside one dat_ep_post_rdma_write / _read of 4 KiB,
  *                 64 KiB and 4 MiB (us), posted on an idle EP (the previous
@@ -344,6 +347,8 @@ struct side {
 
 static struct side S;
 
+static int count_threads(void);
+
 static void setup(struct side *s)
 {
 	DAT_REGION_DESCRIPTION rd;
@@ -574,6 +579,8 @@ static int dat_server(void)
 		serve(s, &c);
 	}
 	drain(s);
+	printf("%s threads_server 0 %d\n", tool, count_threads() - 1);
+	fflush(stdout);
 	CHECK(dat_evd_wait(s->conn, TMO, 1, &ev, &n)); /* the client disconnects */
 	int r = reap(kid, "apppat server");
 	CHECK(dat_psp_free(psp));
@@ -715,6 +722,8 @@ static int dat_client(const char *qual)
 	send_ctrl(s, T_POST, 0); /* tells the target the posts are done */
 	drain(s);
 end:
+	printf("%s threads_client 0 %d\n", tool, count_threads() - 1);
+	fflush(stdout);
 	send_ctrl(s, T_END, 0);
 	drain(s);
 	CHECK(dat_ep_disconnect(s->ep, DAT_CLOSE_GRACEFUL_FLAG));

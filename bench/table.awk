@@ -206,11 +206,13 @@ END {
 				acell("godat-tcp", "post_" o "_med", psz[i], "%.2f"), acell("godat-tcp", "post_" o "_p99", psz[i], "%.2f")
 	}
 
-	printf "\nIdle: 100 connections between two processes, the application thread asleep for 3 s in each:\n"
-	printf "  %-10s %-36s %s\n", "IA", "threads besides the application's", "CPU, % of one CPU"
-	printf "  %-10s %-36s %s\n", "", "(server / client process)", "(server / client process)"
+	printf "\nThreads in a process besides the application's (server / client process), and the CPU a process burns\n"
+	printf "while idle: 100 connections between two processes, the application thread asleep for 3 s in each:\n"
+	printf "  %-10s %-20s %-20s %s\n", "IA", "threads after the", "threads, idle with", "CPU while idle, % of one CPU"
+	printf "  %-10s %-20s %-20s %s\n", "", "ping-pongs above", "100 connections", "(server / client process)"
 	for (i = 1; i <= 2; i++)
-		printf "  %-10s %-36s %s\n", ias[i],
+		printf "  %-10s %-20s %-20s %s\n", ias[i],
+			acell(ias[i], "threads_server", 0, "%d") " / " acell(ias[i], "threads_client", 0, "%d"),
 			acell(ias[i], "idle_threads_server", 100, "%d") " / " acell(ias[i], "idle_threads_client", 100, "%d"),
 			acell(ias[i], "idle_cpu_server", 100, "%.3f") " / " acell(ias[i], "idle_cpu_client", 100, "%.3f")
 
