@@ -142,6 +142,7 @@ END {
 # a cell of tool/row/size formatted with fmt, or why there is none
 function acell(tool, row, size, fmt,    k) {
 	k = tool SUBSEP row SUBSEP size
+	if (k in best && best[k] >= 10000) sub(/%\.[0-9]f/, "%.0f", fmt) # no decimals past 10000
 	if (k in best) return sprintf(fmt, best[k])
 	if (st[tool] == "missing") return "n/a"
 	if (st[tool] == "fail") return "fail"
