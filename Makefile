@@ -70,7 +70,7 @@ example: deps
 	$(MAKE) -C ctest example TESTENV="$(TESTENV)"
 
 # Benchmarks beside libfabric, UCX and C floors, as one table (not part of
-# check: it measures, it asserts nothing). About two minutes.
+# check: it measures, it asserts nothing). A few minutes.
 bench: all
 	$(MAKE) -C bench run TESTENV="$(TESTENV)"
 

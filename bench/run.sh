@@ -4,7 +4,12 @@
 # and the C floors (bench/floors.c), all in this one run, and prints one
 # table (table.awk) with ratios and a PASS/MISS per goal.
 #
-# Usage: run.sh BINDIR        (BINDIR holds datbench and floors)
+# Then the application patterns of issue 17 (apppat.c: polled send/recv,
+# eager RDMA, the time inside an RDMA post, the idle cost of 100
+# connections) beside plain TCP and shared-memory ping-pongs and
+# fi_pingpong -p tcp, and the TCP stream of tcp_bench, with their goals.
+#
+# Usage: run.sh BINDIR        (BINDIR holds datbench, floors, apppat, ...)
 # Environment: BENCH_TIME     seconds per measurement (default 0.2)
 #              BENCH_WINDOWS  windows per measurement (default 3; the peers
 #                             are run that many times)
@@ -13,6 +18,11 @@
 #              BENCH_RESULTS  keep the raw results in this file
 #              BENCH_FI_PINGPONG, BENCH_UCX_PERFTEST  the peer programs
 #                             (default: fi_pingpong, ucx_perftest on PATH)
+#              BENCH_BASELINE_LIBDIR  a directory holding another build's
+#                             libdat.so.1 (e.g. main's build/lib): datbench
+#                             also runs against it every round, and the
+#                             issue-17 row "existing one-host rows" compares
+#                             this build's cells with it
 # Every program runs under `timeout`; a failure shows up as "fail" in its
 # column and the run exits non-zero.
 set -u
@@ -188,40 +198,131 @@ run_ucx() {
 	fi
 }
 
+# datbench against another build's library (BENCH_BASELINE_LIBDIR): its
+# lines are tool "base". datbench's RUNPATH yields to LD_LIBRARY_PATH.
+run_base() {
+	[ -n "${BENCH_BASELINE_LIBDIR:-}" ] || return 0
+	if LD_LIBRARY_PATH=$BENCH_BASELINE_LIBDIR timeout 150 "$B/datbench" >"$TMP/base" 2>"$TMP/base.err"; then
+		sed -n 's/^godat /base /p' "$TMP/base" >>"$RES"
+	else
+		note "datbench against $BENCH_BASELINE_LIBDIR failed:"
+		cat "$TMP/base.err" >&2
+		status base fail
+		failed=1
+	fi
+}
+
+# The application patterns (issue 17): apppat's ping-pongs and post costs
+# over both IAs and its plain anchors, and fi_pingpong -p tcp (8 bytes,
+# BENCH_WINDOWS runs), every process pinned like the rest.
+run_app() {
+	local m tool w n p
+	for m in plain-shm plain-tcp "dat godat-shm" "dat godat-tcp"; do
+		tool=${m##* }
+		# shellcheck disable=SC2086 # m is the mode and its argument
+		if timeout 100 "$B/apppat" $m >"$TMP/app" 2>"$TMP/app.err"; then
+			cat "$TMP/app" >>"$RES"
+		else
+			note "apppat $m failed:"
+			cat "$TMP/app.err" >&2
+			status "$tool" fail
+			failed=1
+		fi
+	done
+	# The ping-pongs again with both processes pinned before they start, as
+	# mpirun --bind-to core does: the Go runtime then sizes itself for one
+	# CPU (GOMAXPROCS 1). Tool names "<IA>/taskset".
+	if [ ${#PIN0[@]} -gt 0 ]; then
+		for m in godat-shm godat-tcp; do
+			if APPPAT_SUFFIX=/taskset timeout 100 "${PIN0[@]}" "$B/apppat" dat "$m" pp >"$TMP/app" 2>"$TMP/app.err"; then
+				cat "$TMP/app" >>"$RES"
+			else
+				note "apppat dat $m pp under taskset failed:"
+				cat "$TMP/app.err" >&2
+				status "$m/taskset" fail
+				failed=1
+			fi
+		done
+	fi
+	[ $FI = 1 ] || return 0
+	n=$(iters 10000)
+	for w in $(seq "$BENCH_WINDOWS"); do
+		p=$(port)
+		if serve_and_run "$TMP/fitcp" "${PIN0[@]}" "$FI_PINGPONG" -p tcp -e msg -B "$p" -I "$n" -S 8 -- \
+			"${PIN1[@]}" "$FI_PINGPONG" -p tcp -e msg -P "$p" -I "$n" -S 8 127.0.0.1; then
+			awk 'NF == 8 && $1 ~ /^[0-9]/ { print "fi-tcp pp 8", $7 }' "$TMP/fitcp" >>"$RES"
+		else
+			note "fi_pingpong -p tcp -S 8 failed:"
+			tail -3 "$TMP/fitcp" >&2
+			status fi-tcp fail
+			failed=1
+		fi
+	done
+}
+
+# Threads and idle CPU of a process with 100 connections (issue 17), once.
+run_idle() {
+	local ia
+	for ia in godat-shm godat-tcp; do
+		if timeout 60 "$B/apppat" idle "$ia" 100 >"$TMP/idle" 2>"$TMP/idle.err"; then
+			cat "$TMP/idle" >>"$RES"
+		else
+			note "apppat idle $ia failed:"
+			cat "$TMP/idle.err" >&2
+			status "idle-$ia" fail
+			failed=1
+		fi
+	done
+}
+
 note "processes pinned to CPUs ${BENCH_CPUS:-(none: one CPU)}"
-note "measuring ($REPEAT rounds of godat, floors, libfabric, UCX; ~${BENCH_TIME}s per figure)"
+note "measuring ($REPEAT rounds of godat, floors, libfabric, UCX, application patterns; ~${BENCH_TIME}s per figure)"
+[ $FI = 1 ] || status fi-tcp missing
 for r in $(seq "$REPEAT"); do
 	run_godat
+	run_base
 	run_floors
 	run_fi
 	run_ucx
+	run_app
 done
-[ -n "${BENCH_RESULTS:-}" ] && cp "$RES" "$BENCH_RESULTS"
-awk -v repeat="$REPEAT" -v windows="$BENCH_WINDOWS" -v btime="$BENCH_TIME" -v cpus="$(nproc)" \
-	-v kernel="$(uname -r)" -f "$HERE/table.awk" "$RES"
+run_idle
 
 # TCP rows (issue 5): godat-tcp beside plain TCP sockets and libfabric's tcp
-# provider, same path (loopback), one run each.
-tcp_rows() {
+# provider, same path (loopback), one run each; the stream figures also go
+# to the results as tool "tb-<name>" for issue 17's bandwidth goal.
+tcp_measure() {
 	local out=$TMP/tcp
 	: >"$out"
-	timeout 120 "$B/tcp_bench" plain >>"$out" 2>"$TMP/tcp.err" || { note "tcp_bench plain failed"; failed=1; }
-	timeout 120 "$B/tcp_bench" dat godat-tcp >>"$out" 2>>"$TMP/tcp.err" || { note "tcp_bench godat-tcp failed"; failed=1; }
+	timeout 120 "$B/tcp_bench" plain >>"$out" 2>"$TMP/tcp.err" ||
+		{ note "tcp_bench plain failed"; status tb-plain fail; failed=1; }
+	timeout 120 "$B/tcp_bench" dat godat-tcp >>"$out" 2>>"$TMP/tcp.err" ||
+		{ note "tcp_bench godat-tcp failed"; status tb-godat-tcp fail; failed=1; }
 	TCP_BENCH_POLL=1 timeout 120 "$B/tcp_bench" dat godat-tcp >>"$out" 2>>"$TMP/tcp.err" ||
-		{ note "tcp_bench godat-tcp/poll failed"; failed=1; }
+		{ note "tcp_bench godat-tcp/poll failed"; status tb-godat-tcp/poll fail; failed=1; }
 	if [ $FI = 1 ]; then
 		local p
 		p=$(port)
-		if serve_and_run "$TMP/fitcp8" "$FI_PINGPONG" -p tcp -e msg -B "$p" -S 8 -I 20000 -- \
-			"$FI_PINGPONG" -p tcp -e msg -P "$p" -S 8 -I 20000 127.0.0.1; then
+		if serve_and_run "$TMP/fitcp8" "${PIN0[@]}" "$FI_PINGPONG" -p tcp -e msg -B "$p" -S 8 -I 20000 -- \
+			"${PIN1[@]}" "$FI_PINGPONG" -p tcp -e msg -P "$p" -S 8 -I 20000 127.0.0.1; then
 			awk 'NF == 8 && $1 ~ /^[0-9]/ { print "fi-tcp lat8", 2 * $7 }' "$TMP/fitcp8" >>"$out"
 		fi
 		p=$(port)
-		if serve_and_run "$TMP/fitcp1m" "$FI_PINGPONG" -p tcp -e msg -B "$p" -S 1048576 -I 500 -- \
-			"$FI_PINGPONG" -p tcp -e msg -P "$p" -S 1048576 -I 500 127.0.0.1; then
+		if serve_and_run "$TMP/fitcp1m" "${PIN0[@]}" "$FI_PINGPONG" -p tcp -e msg -B "$p" -S 1048576 -I 500 -- \
+			"${PIN1[@]}" "$FI_PINGPONG" -p tcp -e msg -P "$p" -S 1048576 -I 500 127.0.0.1; then
 			awk 'NF == 8 && $1 ~ /^[0-9]/ { print "fi-tcp bw1m", $6 }' "$TMP/fitcp1m" >>"$out"
 		fi
 	fi
+	awk '$2 == "lat8" { print "tb-" $1, $2, 8, $3 } $2 == "bw1m" { print "tb-" $1, $2, 1048576, $3 }' "$out" >>"$RES"
+}
+tcp_measure
+
+[ -n "${BENCH_RESULTS:-}" ] && cp "$RES" "$BENCH_RESULTS"
+awk -v repeat="$REPEAT" -v windows="$BENCH_WINDOWS" -v btime="$BENCH_TIME" -v cpus="$(nproc)" \
+	-v kernel="$(uname -r)" -v baseline="${BENCH_BASELINE_LIBDIR:-}" -f "$HERE/table.awk" "$RES"
+
+tcp_rows() {
+	local out=$TMP/tcp
 	echo
 	echo "TCP over loopback (8-byte round trip in us; 1 MiB stream in MB/s; ratio against plain TCP):"
 	awk '{ v[$1 " " $2] = $3 }

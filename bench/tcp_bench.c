@@ -15,24 +15,19 @@
  * 8-byte acknowledgement from the receiver. ADDR defaults to 127.0.0.1.
  * With TCP_BENCH_POLL=1 the uDAPL side polls with dat_evd_dequeue instead
  * of sleeping in dat_evd_wait (rows are then named "<IA>/poll").
+ * The two processes are pinned to two CPUs as in datbench (bench_pin,
+ * common.h), so that the library's threads share each process's CPU with
+ * the application, as when an MPI pins its ranks (issue 17).
  */
-#define _GNU_SOURCE
+#include "common.h"
+
 #include <dat/udat.h>
 #include <arpa/inet.h>
 #include <inttypes.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <spawn.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-
-extern char **environ;
 
 #define WARM 2000
 #define ITERS 20000
@@ -74,26 +69,18 @@ static struct sockaddr_storage addr_of(const char *host, unsigned port, socklen_
 	return ss;
 }
 
-static pid_t spawn_self(char *const args[])
+/* Starts the other side (our own executable with args) on the other CPU:
+ * the child pins itself to role 1, this process to role 0 once the child
+ * has started with every CPU allowed (its Go runtime sizes itself then). */
+static pid_t start_peer(char *const args[])
 {
-	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n < 0)
-		die("readlink");
-	self[n] = 0;
-	char *argv[8] = {self};
+	char *argv[8] = {NULL};
 	for (int i = 0; args[i] && i < 6; i++)
 		argv[i + 1] = args[i];
-	pid_t pid;
-	if (posix_spawn(&pid, self, NULL, NULL, argv, environ) != 0)
-		die("posix_spawn");
+	bench_cpus_fix();
+	pid_t pid = spawn_self(argv);
+	bench_pin(0);
 	return pid;
-}
-
-static int reap(pid_t pid)
-{
-	int st;
-	return waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
 }
 
 /* ---- plain TCP ---- */
@@ -150,7 +137,7 @@ static int plain(const char *host)
 						      : ((struct sockaddr_in6 *)&ss)->sin6_port);
 	char ps[16];
 	snprintf(ps, sizeof ps, "%u", port);
-	pid_t pid = spawn_self((char *[]){"--plain-client", (char *)host, ps, NULL});
+	pid_t pid = start_peer((char *[]){"--plain-client", (char *)host, ps, NULL});
 	int fd = accept(ls, NULL, NULL);
 	if (fd < 0)
 		die("accept");
@@ -174,7 +161,7 @@ static int plain(const char *host)
 	printf("plain lat8 %.2f\n", (t1 - t0) / ITERS);
 	printf("plain bw1m %.0f\n", (double)(TOTAL - MSG) / (t3 - t2));
 	close(fd);
-	return reap(pid);
+	return reap(pid, "tcp_bench plain");
 }
 
 /* ---- uDAPL ---- */
@@ -307,7 +294,7 @@ static int dat(const char *host)
 	CK(dat_psp_create_any(p.ia, &qual, p.cr, DAT_PSP_CONSUMER_FLAG, &psp));
 	char qs[32];
 	snprintf(qs, sizeof qs, "%" PRIu64, (uint64_t)qual);
-	pid_t pid = spawn_self((char *[]){"--dat-client", ia_name, (char *)host, qs, NULL});
+	pid_t pid = start_peer((char *[]){"--dat-client", ia_name, (char *)host, qs, NULL});
 	DAT_EVENT ev = wait1(p.cr);
 	CK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, p.ep, 0, NULL));
 	if (wait1(p.conn).event_number != DAT_CONNECTION_EVENT_ESTABLISHED)
@@ -336,7 +323,7 @@ static int dat(const char *host)
 	printf("%s%s lat8 %.2f\n", ia_name, poll_mode ? "/poll" : "", (t1 - t0) / ITERS);
 	printf("%s%s bw1m %.0f\n", ia_name, poll_mode ? "/poll" : "", (double)(TOTAL - MSG) / (t3 - t2));
 	wait1(p.conn);
-	int r = reap(pid);
+	int r = reap(pid, "tcp_bench");
 	CK(dat_psp_free(psp));
 	return r;
 }
@@ -347,9 +334,12 @@ int main(int argc, char **argv)
 	alarm(300);
 	const char *pm = getenv("TCP_BENCH_POLL");
 	poll_mode = pm && strcmp(pm, "1") == 0;
-	if (argc == 4 && strcmp(argv[1], "--plain-client") == 0)
+	if (argc == 4 && strcmp(argv[1], "--plain-client") == 0) {
+		bench_pin(1);
 		return plain_client(argv[2], (unsigned)atoi(argv[3]));
+	}
 	if (argc == 5 && strcmp(argv[1], "--dat-client") == 0) {
+		bench_pin(1);
 		ia_name = argv[2];
 		return dat_client(argv[3], argv[4]);
 	}
