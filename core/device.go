@@ -129,6 +129,11 @@ func (d *device) async(ev rdma.AsyncEvent) {
 		}
 	case rdma.AsyncSRQLimitReached:
 		if s := srqIDs.get(uint32(ev.Context)); s != nil {
+			// The line a test reads to tell the device's own SRQ limit
+			// from the backend's emulation (test_dat_srq_set_lw.c).
+			if ev.Origin != "" {
+				Logf(LevelDebug, "srq: low watermark event of SRQ %#x from %s", s.Handle(), ev.Origin)
+			}
 			s.limitReached()
 		}
 	case rdma.AsyncCQOverrun:
