@@ -161,17 +161,21 @@ static inline long thread_syscall(pid_t tid)
 	return strtol(buf, NULL, 10);
 }
 
-/* Waits until the thread sleeps in futex(2), the doorbell the library's
- * blocking waits sleep on, seen on three reads in a row 10 ms apart. This
- * is how a test knows a waiter is really blocked before it acts. */
+/* Waits until the thread sleeps where the library's blocking waits sleep,
+ * seen on three reads in a row 10 ms apart: futex(2), the doorbell of the
+ * software provider's waits and of the verbs backend's other waiters, or
+ * ppoll(2), where the verbs backend's leading waiter sleeps on its
+ * completion channel (rdma/verbs/chan.c). This is how a test knows a
+ * waiter is really blocked before it acts. */
 static inline void wait_until_sleeping(struct blocked *b)
 {
 	long deadline = now_ns() + 10000000000L;
 	int seen = 0;
 	while (seen < 3) {
 		if (now_ns() > deadline)
-			fail_msg("thread %d never slept in futex(2)", (int)b->tid);
-		seen = thread_syscall(b->tid) == SYS_futex ? seen + 1 : 0;
+			fail_msg("thread %d never slept in futex(2) or ppoll(2)", (int)b->tid);
+		long sc = thread_syscall(b->tid);
+		seen = (sc == SYS_futex || sc == SYS_ppoll) ? seen + 1 : 0;
 		usleep(10000);
 	}
 }

@@ -5,7 +5,10 @@
 #ifndef GODAT_CTEST_RDMA_H
 #define GODAT_CTEST_RDMA_H
 
+#include "common.h"
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +42,23 @@ static inline int verbs_usable(void)
 static inline const char *verbs_missing(void)
 {
 	return rdma_libs_hidden() ? "cannot load libibverbs.so.1" : "no RDMA device";
+}
+
+/* The IPv4 address (network byte order) an EP of ia reports as its local
+ * address, and its peer's EP and CR as the remote one, when the tests
+ * connect to 127.0.0.1: for the software provider's IAs that address
+ * itself; a verbs IA (the suite's godat-verbs) listens and connects on its
+ * device's address only, dat_ia_query's, which a connection to 127.0.0.1
+ * reaches (rdma/verbs/conn.go). */
+static inline in_addr_t conn_addr(DAT_IA_HANDLE ia)
+{
+	DAT_IA_ATTR a;
+	DAT_EVD_HANDLE async;
+	if (strstr(TEST_IA, "verbs") == NULL)
+		return htonl(INADDR_LOOPBACK);
+	check_ok(dat_ia_query(ia, &async, DAT_IA_FIELD_IA_ADDRESS_PTR, &a, 0, NULL));
+	assert_int_equal(a.ia_address_ptr->sa_family, AF_INET);
+	return ((struct sockaddr_in *)a.ia_address_ptr)->sin_addr.s_addr;
 }
 
 #endif
