@@ -45,11 +45,12 @@ static inline const char *verbs_missing(void)
 }
 
 /* The IPv4 address (network byte order) an EP of ia reports as its local
- * address, and its peer's EP and CR as the remote one, when the tests
- * connect to 127.0.0.1: for the software provider's IAs that address
- * itself; a verbs IA (the suite's godat-verbs) listens and connects on its
- * device's address only, dat_ia_query's, which a connection to 127.0.0.1
- * reaches (rdma/verbs/conn.go). */
+ * address, and a passive peer's EP and CR as the remote one, when the tests
+ * connect to 127.0.0.1 (an active EP's remote address is the one it
+ * connected to): for the software provider's IAs 127.0.0.1 itself; a verbs
+ * IA (the suite's godat-verbs) listens and connects on its device's address
+ * only, dat_ia_query's, which a connection to 127.0.0.1 reaches
+ * (rdma/verbs/conn.go). */
 static inline in_addr_t conn_addr(DAT_IA_HANDLE ia)
 {
 	DAT_IA_ATTR a;
