@@ -136,12 +136,6 @@ func (q *qp) Connect(addr netip.AddrPort, serviceID uint64, priv []byte, timeout
 			d.fail(c, rdma.CMUnreachable, nil)
 			return nil
 		}
-		// rdma_resolve_addr has bound the id to a port of its own: the
-		// EP's local port from now on (dat_ep_connect(3DAT): the EP is
-		// bound to a port qualifier of the local IA when it connects).
-		if p := int(C.gd_id_port(c.id)); p > 0 {
-			c.local = netip.AddrPortFrom(d.addr, uint16(p))
-		}
 		c.timer = time.AfterFunc(timeout, func() { d.connectTimeout(c) })
 		return nil
 	})
