@@ -50,6 +50,8 @@ static void expect_origins(struct origins mark, int device, int armed)
 {
 	int verbs;
 	struct origins o = origins_now(&verbs);
+	if (strstr(TEST_IA, "verbs") != NULL && !verbs)
+		fail_msg("%s: no \"opened verbs-\" line in %s", TEST_IA, logpath);
 	if (!verbs)
 		return;
 	if (o.device - mark.device != device || o.armed - mark.armed != armed)
@@ -341,6 +343,9 @@ int main(void)
 		cmocka_unit_test(dat_srq_set_lw__several_eps),
 	};
 	int r = cmocka_run_group_tests_name("dat_srq_set_lw", tests, NULL, NULL);
-	unlink(logpath);
+	if (getenv("GODAT_TEST_KEEP_LOG") == NULL)
+		unlink(logpath);
+	else
+		print_message("log kept: %s\n", logpath);
 	return r;
 }
