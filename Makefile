@@ -29,7 +29,7 @@ CFLAGS  ?= -O2 -g -Wall -Wextra -Werror -std=gnu11
 TESTENV := PKG_CONFIG_PATH=$(CURDIR)/$(PCDIR) DAT_OVERRIDE=$(CURDIR)/dat.conf
 
 .PHONY: all deps check install example bench clean gotest ctest abi headers symbols installcheck coverage sanitize \
-	fresh-check generated designcheck check-verbs verbs-guest fuzzcheck fuzz
+	fresh-check generated designcheck check-verbs verbs-guest fuzzcheck fuzz bench-verbs check-verbs-ctest
 
 # Paths under the prefix are written as ${prefix}/... in dat.pc, so that
 # pkg-config --define-prefix can relocate a staged (DESTDIR) install.
@@ -163,10 +163,23 @@ coverage:
 check-verbs:
 	@MAKE="$(MAKE)" vm/check-verbs.sh
 
+# The whole C suite over godat-verbs in the VM (about 25 min under TCG; not
+# part of check: see README, "Verbs").
+check-verbs-ctest:
+	@MAKE="$(MAKE)" VERBS_STEPS=ctest_verbs vm/check-verbs.sh
+
+# godat over verbs beside perftest (ib_send_lat, ib_write_bw, ib_read_bw)
+# on the VM's rxe0, in one boot (vm/bench-verbs.sh): raw figures and ratios,
+# no assertion; not part of check. About five minutes under TCG.
+bench-verbs: all
+	@vm/verbs-vm.sh --prepare || { echo "bench-verbs: the verbs VM cannot run here"; exit 1; }
+	@$(MAKE) --no-print-directory -C bench all TESTENV="$(TESTENV)"
+	vm/verbs-vm.sh --timeout 1800 -- vm/bench-verbs.sh $(CURDIR)/$(B)/bench
+
 # What the guest runs, built on the host; check-verbs makes it once the VM's
 # packages (libibverbs-dev, librdmacm-dev) are in.
-verbs-guest: $(B)/vm/verbs_smoke $(B)/vm/verbs.test
-	@:
+verbs-guest: $(B)/vm/verbs_smoke $(B)/vm/verbs.test all
+	@$(MAKE) --no-print-directory -C ctest programs TESTENV="$(TESTENV)"
 
 # The verbs backend's tests (rdma/verbs, with the rdmatest suite), run by
 # the guest's go_verbs step.

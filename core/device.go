@@ -16,10 +16,11 @@ import (
 // into an EVD of another IA of the process: their CQs and QPs are objects
 // of one device. The device closes with the last IA that uses it.
 type device struct {
-	key  string
-	dev  rdma.Device
-	attr rdma.DeviceAttr
-	refs int // IAs using the device; guarded by devicesMu
+	key     string
+	backend string // the rdma.Register name it was opened with
+	dev     rdma.Device
+	attr    rdma.DeviceAttr
+	refs    int // IAs using the device; guarded by devicesMu
 
 	// qps maps the device's QP numbers to EPs, for receive completions of
 	// QPs on an SRQ (their work-request id names the SRQ's receive, not
@@ -60,7 +61,7 @@ func acquireDevice(backend string, p rdma.Params) (*device, error) {
 		d.refs++
 		return d, nil
 	}
-	d := &device{key: key, ias: map[*IA]struct{}{}}
+	d := &device{key: key, backend: backend, ias: map[*IA]struct{}{}}
 	dev, err := rdma.Open(backend, p, d.async)
 	if err != nil {
 		return nil, err
@@ -128,6 +129,11 @@ func (d *device) async(ev rdma.AsyncEvent) {
 		}
 	case rdma.AsyncSRQLimitReached:
 		if s := srqIDs.get(uint32(ev.Context)); s != nil {
+			// The line a test reads to tell the device's own SRQ limit
+			// from the backend's emulation (test_dat_srq_set_lw.c).
+			if ev.Origin != "" {
+				Logf(LevelDebug, "srq: low watermark event of SRQ %#x from %s", s.Handle(), ev.Origin)
+			}
 			s.limitReached()
 		}
 	case rdma.AsyncCQOverrun:

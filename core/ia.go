@@ -41,11 +41,18 @@ type IAConfig struct {
 	Name string
 	// Backend and Params name the transport device (rdma.Open); IAs with
 	// the same backend and parameters share one device.
-	Backend   string
-	Params    rdma.Params
-	Origin    string // where the entry came from (file:line), for log lines
-	AsyncQLen int    // queue length of the async EVD created when AsyncEVD is nil
-	AsyncEVD  *EVD   // consumer-supplied async EVD, or nil
+	Backend string
+	Params  rdma.Params
+	// Fallback and FallbackParams, when Fallback is set, are opened
+	// instead when Backend has no device on this host (rdma.ErrNoBackend,
+	// rdma.ErrNoDevice: the verbs libraries or an RDMA device missing), as
+	// a dat.conf alias with transport=verbs-or-auto asks. The reason is
+	// logged at info level, which datinfo shows.
+	Fallback       string
+	FallbackParams rdma.Params
+	Origin         string // where the entry came from (file:line), for log lines
+	AsyncQLen      int    // queue length of the async EVD created when AsyncEVD is nil
+	AsyncEVD       *EVD   // consumer-supplied async EVD, or nil
 	// NoAsync is DAT_EVD_ASYNC_EXISTS: the consumer's async EVD lives
 	// outside this process, so the IA creates none and has none in scope.
 	NoAsync bool
@@ -114,6 +121,11 @@ func OpenIA(cfg IAConfig) (*IA, error) {
 		return nil, ErrHandle(SubHandleEVDAsync)
 	}
 	d, err := acquireDevice(cfg.Backend, cfg.Params)
+	if err != nil && cfg.Fallback != "" && (errors.Is(err, rdma.ErrNoBackend) || errors.Is(err, rdma.ErrNoDevice)) {
+		Logf(LevelInfo, "dat_ia_openv: %s (%s): %v; using the %s backend (transport=%s) instead",
+			cfg.Name, cfg.Origin, err, cfg.Fallback, cfg.FallbackParams["transport"])
+		d, err = acquireDevice(cfg.Fallback, cfg.FallbackParams)
+	}
 	if err != nil {
 		return nil, openError(cfg, err)
 	}
@@ -205,6 +217,10 @@ func (ia *IA) AsyncEVD() *EVD {
 
 // Device is the transport device under the IA.
 func (ia *IA) Device() rdma.Device { return ia.dev.dev }
+
+// Backend is the name of the backend the IA's device was opened with
+// ("soft", "verbs"): with a fallback, the one that opened.
+func (ia *IA) Backend() string { return ia.dev.backend }
 
 // sleep waits on the IA's completion channel (rdma.CompChannel.Wait) and
 // reports whether a signal interrupted it.

@@ -161,3 +161,30 @@ func TestAgentsUnblockedBeforeReturn(t *testing.T) {
 	require.NoError(t, e.Free())
 	assert.Equal(t, int32(1), calls.Load(), "the last EVD's free unblocked the agent before it returned")
 }
+
+// A dat.conf entry with transport=verbs-or-auto: the first backend has no
+// device here, so the fallback opens, and the log says why; without a
+// fallback the same open fails as DAT_PROVIDER_NOT_FOUND.
+func TestOpenIAFallback(t *testing.T) {
+	buf := captureLog(t, LevelInfo)
+	f := newFabric()
+	cfg := f.config("a")
+	cfg.Name, cfg.Origin = "alias", "dat.conf:7"
+	cfg.Backend, cfg.Params = "fake", rdma.Params{"fabric": "none"}
+	_, err := OpenIA(cfg)
+	require.ErrorIs(t, err, ErrNameNotRegistered)
+
+	cfg.Fallback, cfg.FallbackParams = "fake", f.config("a").Params
+	ia, err := OpenIA(cfg)
+	require.NoError(t, err)
+	require.Equal(t, "fake", ia.Backend())
+	require.Contains(t, buf.String(), "dat_ia_openv: alias (dat.conf:7): rdma: no such device; using the fake backend")
+	require.NoError(t, ia.Close(false))
+
+	// A backend that is not built in (rdma.ErrNoBackend) falls back too.
+	cfg.Backend = "nosuch"
+	ia, err = OpenIA(cfg)
+	require.NoError(t, err)
+	require.Equal(t, "fake", ia.Backend())
+	require.NoError(t, ia.Close(false))
+}

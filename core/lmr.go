@@ -137,6 +137,13 @@ func (ia *IA) CreateLMR(region LMRRegion, length uint64, pz *PZ, priv MemPriv) (
 	}
 	mr, err := pz.pd.RegMR(addr, length, priv.access())
 	if err != nil {
+		if errors.Is(err, rdma.ErrNoResources) {
+			// On RDMA hardware the usual cause is the locked-memory
+			// limit, which the user must raise: the transport's
+			// message says so, at warn level (the default when
+			// logging is on), not only in the debug line of the call.
+			Logf(LevelWarn, "dat_lmr_create: %v", err)
+		}
 		return nil, LMRInfo{}, mapTransportError(err)
 	}
 	l := &LMR{ia: ia, pz: pz, region: region, addr: addr, length: length, priv: priv, mr: mr}

@@ -228,7 +228,8 @@ func TestRegistryRepositoryDatConf(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, reg.Problems())
 	want := map[string]string{"godat-shm": "shm", "godat-tcp": "tcp", "godat-tcp6": "tcp", "godat": "auto",
-		"ofa-v2-ib0": "auto", "OpenIB-cma": "auto"}
+		"godat-verbs": "verbs", "ofa-v2-ib0": "verbs-or-auto", "OpenIB-cma": "verbs-or-auto",
+		"OpenIB-rxe0-1": "verbs-or-auto", "ofa-v2-cma-roe-eth0": "verbs-or-auto"}
 	for name, transport := range want {
 		e, err := reg.Lookup(name, 1, 2)
 		require.NoError(t, err, name)
@@ -239,7 +240,7 @@ func TestRegistryRepositoryDatConf(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, transport, p["transport"], name)
 	}
-	require.LessOrEqual(t, len(reg.Entries()), 4+8)
+	require.LessOrEqual(t, len(reg.Entries()), 5+10)
 	seen := map[string]bool{}
 	for _, e := range reg.Entries() {
 		require.False(t, seen[e.IAName], "duplicate %s", e.IAName)

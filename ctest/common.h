@@ -29,6 +29,21 @@ static inline char *test_ia(void)
 }
 #define TEST_IA (test_ia())
 
+/* The resource-limit cases create objects up to the IA's limit: a few
+ * thousand for the software provider, up to a million on an RDMA device
+ * (Soft-RoCE: max_eps 1048560, max_lmrs 524287), too many to create in a
+ * bounded test. Above EXHAUST_MAX such a case skips, saying why. */
+#define EXHAUST_MAX 65536
+#define skip_unless_exhaustible(what, max)                                      \
+	do {                                                                    \
+		if ((long)(max) > EXHAUST_MAX) {                                \
+			print_message("SKIP: %s is %ld, more than %d objects to "  \
+				      "create in a test\n",                     \
+				      (what), (long)(max), EXHAUST_MAX);        \
+			skip();                                                 \
+		}                                                               \
+	} while (0)
+
 static inline const char *ret_name(DAT_RETURN r)
 {
 	static __thread char buf[160];

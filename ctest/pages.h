@@ -145,13 +145,15 @@ static inline void blocked_start(struct blocked *b, void *(*fn)(void *), DAT_HAN
 	}
 }
 
-/* Whether the thread is blocked in a shared futex(2) wait: the doorbell the
- * library's blocking waits sleep on is a shared futex word (peers wake it
- * through their mapping, rdma/soft/futex_unsafe.go), while the Go runtime,
- * glibc and ASan sleep on private ones (FUTEX_PRIVATE_FLAG in the op, the
- * second argument /proc shows). A thread entering the library for the
- * first time may sleep on a runtime lock before it reaches the wait. */
-static inline int thread_in_shared_futex(pid_t tid)
+/* Whether the thread is blocked where the library's blocking waits sleep:
+ * a shared futex(2) wait, the doorbell of the software provider's waits
+ * (peers wake it through their mapping, rdma/soft/futex_unsafe.go), or
+ * ppoll(2), where the verbs backend's leading waiter sleeps on its
+ * completion channel (rdma/verbs/chan.c). The Go runtime, glibc and ASan
+ * sleep on private futexes (FUTEX_PRIVATE_FLAG in the op, the second
+ * argument /proc shows): a thread entering the library for the first time
+ * may sleep on a runtime lock before it reaches the wait. */
+static inline int thread_in_library_wait(pid_t tid)
 {
 	char path[64], buf[128] = "";
 	snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
@@ -165,20 +167,22 @@ static inline int thread_in_shared_futex(pid_t tid)
 	unsigned long addr, op;
 	if (sscanf(buf, "%ld %lx %lx", &nr, &addr, &op) != 3)
 		return 0;
+	if (nr == SYS_ppoll)
+		return 1;
 	return nr == SYS_futex && (op & 128 /* FUTEX_PRIVATE_FLAG */) == 0;
 }
 
-/* Waits until the thread sleeps on the library's doorbell (a shared
- * futex(2) wait), seen on three reads in a row 10 ms apart. This is how a
- * test knows a waiter is really blocked in its wait before it acts. */
+/* Waits until the thread sleeps in a library wait (thread_in_library_wait),
+ * seen on three reads in a row 10 ms apart. This is how a test knows a
+ * waiter is really blocked in its wait before it acts. */
 static inline void wait_until_sleeping(struct blocked *b)
 {
 	long deadline = now_ns() + 10000000000L;
 	int seen = 0;
 	while (seen < 3) {
 		if (now_ns() > deadline)
-			fail_msg("thread %d never slept in a shared futex(2) wait", (int)b->tid);
-		seen = thread_in_shared_futex(b->tid) ? seen + 1 : 0;
+			fail_msg("thread %d never slept in a shared futex(2) or ppoll(2) wait", (int)b->tid);
+		seen = thread_in_library_wait(b->tid) ? seen + 1 : 0;
 		usleep(10000);
 	}
 }

@@ -6,6 +6,7 @@
  * and a reserved service point (RSP). */
 #define _GNU_SOURCE
 #include "pattern.h"
+#include "rdma.h"
 
 struct side {
 	DAT_IA_HANDLE ia;
@@ -37,6 +38,11 @@ static uint32_t sin_addr_of(DAT_IA_ADDRESS_PTR p)
 	return ntohl(((struct sockaddr_in *)p)->sin_addr.s_addr);
 }
 
+static uint32_t ia_addr(DAT_IA_HANDLE ia)
+{
+	return ntohl(conn_addr(ia));
+}
+
 /* Accepts the next request on s's CR EVD with ep, checks the private data
  * and the qualifier it came in on, and waits for both sides. */
 static void accept_next(struct side *s, DAT_EP_HANDLE ep, struct side *c, DAT_EP_HANDLE cep, DAT_CONN_QUAL q,
@@ -50,7 +56,7 @@ static void accept_next(struct side *s, DAT_EP_HANDLE ep, struct side *c, DAT_EP
 	check_ok(dat_cr_query(cr, DAT_CR_FIELD_ALL, &p));
 	assert_int_equal(p.private_data_size, strlen(pd) + 1);
 	assert_string_equal((char *)p.private_data, pd);
-	assert_int_equal(sin_addr_of(p.remote_ia_address_ptr), INADDR_LOOPBACK);
+	assert_int_equal(sin_addr_of(p.remote_ia_address_ptr), ia_addr(c->ia));
 	assert_null(p.local_ep_handle); /* a PSP's request carries no EP */
 	check_ok(dat_cr_accept(cr, ep, 0, NULL));
 	ev = expect_event(&wt, s->evd, DAT_CONNECTION_EVENT_ESTABLISHED, "accepted");
@@ -142,10 +148,11 @@ static void test_qualifiers_and_query(void **state)
 		assert_int_equal(pp.ep_state, DAT_EP_STATE_CONNECTED);
 		assert_int_equal(ap.remote_port_qual, quals[i]);
 		assert_int_equal(pp.local_port_qual, quals[i]);
+		/* The active side's peer is the address it connected to. */
 		assert_int_equal(sin_addr_of(ap.remote_ia_address_ptr), INADDR_LOOPBACK);
-		assert_int_equal(sin_addr_of(ap.local_ia_address_ptr), INADDR_LOOPBACK);
-		assert_int_equal(sin_addr_of(pp.remote_ia_address_ptr), INADDR_LOOPBACK);
-		assert_int_equal(sin_addr_of(pp.local_ia_address_ptr), INADDR_LOOPBACK);
+		assert_int_equal(sin_addr_of(ap.local_ia_address_ptr), ia_addr(c.ia));
+		assert_int_equal(sin_addr_of(pp.remote_ia_address_ptr), ia_addr(c.ia));
+		assert_int_equal(sin_addr_of(pp.local_ia_address_ptr), ia_addr(s.ia));
 		disconnect_both(&c, c.ep, &s, s.ep);
 		check_ok(dat_ep_query(c.ep, DAT_EP_FIELD_ALL, &ap));
 		assert_int_equal(ap.ep_state, DAT_EP_STATE_UNCONNECTED);

@@ -1,5 +1,6 @@
 /* dat_ep_query(3DAT): parameters of unconnected and connected EPs. */
 #include "conn.h"
+#include "rdma.h"
 
 static struct sockaddr_in sin_of(DAT_IA_ADDRESS_PTR p)
 {
@@ -48,8 +49,10 @@ static void success_connected(void **state)
 	check_ok(dat_ep_query(x.p.ep, DAT_EP_FIELD_ALL, &p));
 	assert_int_equal(a.ep_state, DAT_EP_STATE_CONNECTED);
 	assert_int_equal(p.ep_state, DAT_EP_STATE_CONNECTED);
+	/* The active side's peer is the address it connected to; the
+	 * passive side's the requester's IA address. */
 	assert_int_equal(sin_of(a.remote_ia_address_ptr).sin_addr.s_addr, htonl(INADDR_LOOPBACK));
-	assert_int_equal(sin_of(p.remote_ia_address_ptr).sin_addr.s_addr, htonl(INADDR_LOOPBACK));
+	assert_int_equal(sin_of(p.remote_ia_address_ptr).sin_addr.s_addr, conn_addr(x.a.ia));
 	assert_int_equal(a.remote_port_qual, x.q);
 	assert_int_not_equal(a.local_port_qual, 0);
 	assert_int_equal(p.remote_port_qual, a.local_port_qual);

@@ -107,6 +107,8 @@ static void insufficient_resources(void **state)
 	struct rlimit old = fds_exhaust();
 	DAT_RETURN r = dat_psp_create(s.ia, Q, s.cr, DAT_PSP_CONSUMER_FLAG, &psp);
 	fds_restore(old);
+	if (r == DAT_SUCCESS) /* a failure must not keep Q for the next cases */
+		end_close(&s);
 	check_type(r, DAT_INSUFFICIENT_RESOURCES);
 	check_ok(dat_psp_create(s.ia, Q, s.cr, DAT_PSP_CONSUMER_FLAG, &psp));
 	end_close(&s);

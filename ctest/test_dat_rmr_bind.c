@@ -268,6 +268,7 @@ static void test_rmr_bind_insufficient_resources(void **state)
 	fixture_open(&f, DAT_MEM_PRIV_ALL_FLAG);
 	DAT_IA_ATTR a;
 	check_ok(dat_ia_query(f.p.ia[0], NULL, DAT_IA_FIELD_IA_MAX_LMRS, &a, 0, NULL));
+	skip_unless_exhaustible("max_lmrs", a.max_lmrs);
 	DAT_LMR_HANDLE *v = calloc((size_t)a.max_lmrs, sizeof *v);
 	assert_non_null(v);
 	DAT_COUNT n = 0;

@@ -4,6 +4,60 @@
  * posted and not yet taken by an EP. An EP takes one when a message
  * arrives for it. "Below" is strict: available < low_watermark. */
 #include "srq.h"
+#include <unistd.h>
+
+/* Where each low watermark event came from. The library's debug log (to a
+ * file of this process) has one line per SRQ limit event of a backend
+ * with more than one source: the verbs backend says whether the device's
+ * SRQ limit raised it (IBV_EVENT_SRQ_LIMIT_REACHED, the limit armed with
+ * ibv_modify_srq) or the backend did, the SRQ being below the watermark
+ * already when armed. Over a verbs IA each test checks how many of each it
+ * caused: exactly one device event per arm that a take crosses. */
+static char logpath[64];
+
+struct origins {
+	int device, armed;
+};
+
+static struct origins origins_now(int *verbs)
+{
+	struct origins o = {0, 0};
+	char line[1024];
+	FILE *f = fopen(logpath, "r");
+	*verbs = 0;
+	if (f == NULL)
+		return o;
+	while (fgets(line, sizeof line, f) != NULL) {
+		*verbs |= strstr(line, "): opened verbs-") != NULL;
+		if (strstr(line, "srq: low watermark event of SRQ ") == NULL)
+			continue;
+		o.device += strstr(line, "(IBV_EVENT_SRQ_LIMIT_REACHED)") != NULL;
+		o.armed += strstr(line, "already below the limit when armed") != NULL;
+	}
+	fclose(f);
+	return o;
+}
+
+static struct origins origins_mark(void)
+{
+	int verbs;
+	return origins_now(&verbs);
+}
+
+/* The events since mark: device from the device's limit, armed raised at
+ * arming (a verbs IA only: the software provider has one source). */
+static void expect_origins(struct origins mark, int device, int armed)
+{
+	int verbs;
+	struct origins o = origins_now(&verbs);
+	if (strstr(TEST_IA, "verbs") != NULL && !verbs)
+		fail_msg("%s: no \"opened verbs-\" line in %s", TEST_IA, logpath);
+	if (!verbs)
+		return;
+	if (o.device - mark.device != device || o.armed - mark.armed != armed)
+		fail_msg("low watermark events: %d from the device's SRQ limit, %d at arming; want %d and %d (%s)",
+			 o.device - mark.device, o.armed - mark.armed, device, armed, logpath);
+}
 
 struct fix {
 	struct side s, c;
@@ -50,6 +104,7 @@ static void dat_srq_set_lw__event_when_ep_takes(void **state)
 {
 	(void)state;
 	struct fix *f = fix_open(10);
+	struct origins mark = origins_mark();
 	DAT_SRQ_PARAM p;
 	for (int i = 0; i < 4; i++)
 		srq_post(&f->s, f->srq, i);
@@ -62,6 +117,7 @@ static void dat_srq_set_lw__event_when_ep_takes(void **state)
 	expect_none(f->s.async);
 	take_one(f, 1); /* below, the first time */
 	expect_watermark(&f->s, f->srq, DAT_SRQ_LOW_WATERMARK_EVENT);
+	expect_origins(mark, 1, 0);
 	fix_close(f);
 }
 
@@ -71,10 +127,12 @@ static void dat_srq_set_lw__event_during_call(void **state)
 {
 	(void)state;
 	struct fix *f = fix_open(10);
+	struct origins mark = origins_mark();
 	srq_post(&f->s, f->srq, 0);
 	check_ok(dat_srq_set_lw(f->srq, 2));
 	expect_watermark(&f->s, f->srq, DAT_SRQ_LOW_WATERMARK_EVENT);
 	expect_none(f->s.async);
+	expect_origins(mark, 0, 1);
 	fix_close(f);
 }
 
@@ -86,6 +144,7 @@ static void dat_srq_set_lw__once_per_setting(void **state)
 {
 	(void)state;
 	struct fix *f = fix_open(10);
+	struct origins mark = origins_mark();
 	for (int i = 0; i < 5; i++)
 		srq_post(&f->s, f->srq, i);
 	check_ok(dat_srq_set_lw(f->srq, 4));
@@ -101,6 +160,7 @@ static void dat_srq_set_lw__once_per_setting(void **state)
 	srq_post(&f->s, f->srq, 6);
 	take_one(f, 1);
 	expect_none(f->s.async);
+	expect_origins(mark, 1, 0);
 	fix_close(f);
 }
 
@@ -112,6 +172,7 @@ static void dat_srq_set_lw__rearm(void **state)
 {
 	(void)state;
 	struct fix *f = fix_open(10);
+	struct origins mark = origins_mark();
 	for (int i = 0; i < 3; i++)
 		srq_post(&f->s, f->srq, i);
 	check_ok(dat_srq_set_lw(f->srq, 3));
@@ -125,6 +186,7 @@ static void dat_srq_set_lw__rearm(void **state)
 	expect_none(f->s.async);
 	take_one(f, 4);
 	expect_watermark(&f->s, f->srq, DAT_SRQ_LOW_WATERMARK_EVENT);
+	expect_origins(mark, 2, 0);
 	fix_close(f);
 }
 
@@ -137,6 +199,7 @@ static void dat_srq_set_lw__replaces_old_value(void **state)
 {
 	(void)state;
 	struct fix *f = fix_open(10);
+	struct origins mark = origins_mark();
 	for (int i = 0; i < 4; i++)
 		srq_post(&f->s, f->srq, i);
 	check_ok(dat_srq_set_lw(f->srq, 3));
@@ -150,6 +213,7 @@ static void dat_srq_set_lw__replaces_old_value(void **state)
 	/* DAT_SRQ_LW_DEFAULT disarms: nothing is ever below 0. */
 	check_ok(dat_srq_set_lw(f->srq, DAT_SRQ_LW_DEFAULT));
 	expect_none(f->s.async);
+	expect_origins(mark, 1, 0);
 	fix_close(f);
 }
 
@@ -165,6 +229,7 @@ static void dat_srq_set_lw__usage_contradiction(void **state)
 {
 	(void)state;
 	struct fix *f = fix_open(10);
+	struct origins mark = origins_mark();
 	for (int i = 0; i < 5; i++)
 		srq_post(&f->s, f->srq, i);
 	check_ok(dat_srq_set_lw(f->srq, 2)); /* 2 < 5 buffers: no event */
@@ -173,6 +238,7 @@ static void dat_srq_set_lw__usage_contradiction(void **state)
 	expect_none(f->s.async);
 	check_ok(dat_srq_set_lw(f->srq, 6)); /* 5 buffers below 6: event */
 	expect_watermark(&f->s, f->srq, DAT_SRQ_LOW_WATERMARK_EVENT);
+	expect_origins(mark, 0, 1);
 	fix_close(f);
 }
 
@@ -204,6 +270,7 @@ static void dat_srq_set_lw__invalid_parameter(void **state)
 	(void)state;
 	struct side s;
 	side_open(&s);
+	struct origins mark = origins_mark();
 	DAT_SRQ_HANDLE q = srq_make(&s, 6, 0);
 	DAT_SRQ_PARAM p;
 	check_ok(dat_srq_set_lw(q, 3));
@@ -217,6 +284,7 @@ static void dat_srq_set_lw__invalid_parameter(void **state)
 	check_ok(dat_srq_set_lw(q, 20));
 	expect_watermark(&s, q, DAT_SRQ_LOW_WATERMARK_EVENT);
 	check_ret(dat_srq_set_lw(q, 21), DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	expect_origins(mark, 0, 2);
 	side_close(&s);
 }
 
@@ -240,6 +308,7 @@ static void dat_srq_set_lw__several_eps(void **state)
 {
 	(void)state;
 	struct fix *f = fix_open(10);
+	struct origins mark = origins_mark();
 	DAT_EP_HANDLE sep2 = ep_make(&f->s, f->srq), cep2 = ep_make(&f->c, NULL);
 	connect_eps(&f->c, cep2, &f->s, sep2);
 	for (int i = 0; i < 4; i++)
@@ -251,11 +320,16 @@ static void dat_srq_set_lw__several_eps(void **state)
 	srq_until_avail(f->srq, 1);
 	expect_watermark(&f->s, f->srq, DAT_SRQ_LOW_WATERMARK_EVENT);
 	expect_none(f->s.async);
+	expect_origins(mark, 1, 0);
 	fix_close(f);
 }
 
 int main(void)
 {
+	/* Read at the library's first log call, which is after this. */
+	snprintf(logpath, sizeof logpath, "/tmp/godat-srq-lw.%d.log", (int)getpid());
+	setenv("GODAT_LOG", "debug", 1);
+	setenv("GODAT_LOG_FILE", logpath, 1);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(dat_srq_set_lw__event_when_ep_takes),
 		cmocka_unit_test(dat_srq_set_lw__event_during_call),
@@ -268,5 +342,10 @@ int main(void)
 		cmocka_unit_test(dat_srq_set_lw__invalid_handle),
 		cmocka_unit_test(dat_srq_set_lw__several_eps),
 	};
-	return cmocka_run_group_tests_name("dat_srq_set_lw", tests, NULL, NULL);
+	int r = cmocka_run_group_tests_name("dat_srq_set_lw", tests, NULL, NULL);
+	if (getenv("GODAT_TEST_KEEP_LOG") == NULL)
+		unlink(logpath);
+	else
+		print_message("log kept: %s\n", logpath);
+	return r;
 }

@@ -9,6 +9,7 @@
 #include "common.h"
 #include "child.h"
 #include "iaaddr.h"
+#include "rdma.h"
 #include <fcntl.h>
 #include <limits.h>
 #include <spawn.h>
@@ -195,13 +196,32 @@ static void test_datinfo_shipped_conf(void **state)
 	DAT_COUNT got = 0;
 	check_ok(dat_registry_list_providers(n, &got, list));
 	assert_int_equal(got, n);
+	/* godat-verbs is the one entry that needs an RDMA device; where there
+	 * is none, the OFED aliases (transport=verbs-or-auto) open the soft
+	 * provider and say why. */
+	int verbs = verbs_usable();
 	for (DAT_COUNT i = 0; i < n; i++) {
 		char prefix[DAT_NAME_MAX_LENGTH + 2];
-		snprintf(prefix, sizeof prefix, "%s ", infos[i].ia_name);
-		expect(&r, "%s:%d: %s: ok: opens (soft-", conf, line_of(conf, prefix), infos[i].ia_name);
+		const char *name = infos[i].ia_name;
+		snprintf(prefix, sizeof prefix, "%s ", name);
+		int line = line_of(conf, prefix);
+		if (strcmp(name, "godat-verbs") == 0 && verbs)
+			expect(&r, "%s:%d: %s: ok: opens (verbs-", conf, line, name);
+		else if (strcmp(name, "godat-verbs") == 0)
+			expect(&r, "%s:%d: %s: cannot open: DAT_PROVIDER_NOT_FOUND (DAT_NAME_NOT_REGISTERED)\n"
+				   "    libdat warn: dat_ia_openv: %s (%s:%d): verbs: %s",
+			       conf, line, name, name, conf, line, verbs_missing());
+		else if (!verbs && (strncmp(name, "OpenIB-", 7) == 0 || strncmp(name, "ofa-v2-", 7) == 0))
+			expect(&r, "%s:%d: %s: ok: opens (soft-auto, address %s)\n"
+				   "    libdat info: dat_ia_openv: %s (%s:%d): verbs: ",
+			       conf, line, name, host_ia_addr(), name, conf, line);
+		else
+			expect(&r, "%s:%d: %s: ok: opens (%s", conf, line, name, verbs ? "" : "soft-");
 	}
-	expect(&r, "\n%d entries: %d open, 0 cannot be opened, 0 not used by DAT 1.2 programs; 0 malformed lines\n",
-	       (int)n, (int)n);
+	expect(&r, "\n%d entries: %d open, %d cannot be opened, 0 not used by DAT 1.2 programs; 0 malformed lines\n",
+	       (int)n, (int)n - !verbs, !verbs);
+	if (!verbs)
+		expect(&r, "using the soft backend (transport=auto) instead\n");
 	/* The transports the shipped names promise (README, dat.conf). */
 	/* The TCP ones without addr= report the host's address (iaaddr.h). */
 	expect(&r, ": godat-shm: ok: opens (soft-shm, address 127.0.0.1)\n");

@@ -23,23 +23,56 @@ var builtinLibs = map[string]bool{"libdat.so.1": true, "libdat.so": true, "libda
 
 // backendOf picks the transport backend a dat.conf entry names: the
 // software provider for transport=shm, tcp and auto (and by default), the
-// verbs backend for transport=verbs. Backends register themselves
-// (backends.go imports them); an entry naming one that is not built in
-// opens nothing.
-func backendOf(e core.RegistryEntry) (string, rdma.Params, error) {
+// verbs backend for transport=verbs, and for transport=verbs-or-auto the
+// verbs backend with the software provider's auto transport as the
+// fallback when this host has no verbs libraries or no such device (the
+// conventional OFED names in dat.conf use it). Backends register
+// themselves (backends.go imports them); an entry naming one that is not
+// built in opens nothing.
+func backendOf(e core.RegistryEntry, cfg *core.IAConfig) error {
 	if !builtinLibs[filepath.Base(e.LibPath)] {
 		core.Logf(core.LevelWarn, "dat_ia_openv: %s: provider library %q is not built in (external providers are not supported)", e.IAName, e.LibPath)
-		return "", nil, core.ErrNameNotRegistered
+		return core.ErrNameNotRegistered
 	}
 	params, err := core.ParseIAParams(e.IAParams)
 	if err != nil {
 		core.Logf(core.LevelWarn, "dat_ia_openv: %s (%s:%d): bad provider parameters: %v", e.IAName, e.File, e.Line, err)
-		return "", nil, core.ErrNameNotRegistered
+		return core.ErrNameNotRegistered
 	}
-	if params["transport"] == "verbs" {
-		return "verbs", params, nil
+	switch params["transport"] {
+	case "verbs":
+		cfg.Backend, cfg.Params = "verbs", params
+	case "verbs-or-auto":
+		// Each backend gets the keys it knows: the device keys are the
+		// verbs backend's, timeout= is the TCP wire's.
+		cfg.Backend, cfg.Params = "verbs", rdma.Params{}
+		cfg.Fallback, cfg.FallbackParams = "soft", rdma.Params{"transport": "auto"}
+		for k, v := range params {
+			switch k {
+			case "transport":
+			case "dev", "port", "netdev":
+				cfg.Params[k] = v
+			case "timeout":
+				cfg.FallbackParams[k] = v
+			default:
+				cfg.Params[k], cfg.FallbackParams[k] = v, v
+			}
+		}
+	default:
+		cfg.Backend, cfg.Params = "soft", params
 	}
-	return "soft", params, nil
+	return nil
+}
+
+// transportName names the transport an IA opened on in the "opened" log
+// line that datinfo reads: the soft device's own name (soft-shm, soft-tcp,
+// soft-auto), or verbs-<device> for an RDMA device.
+func transportName(ia *core.IA) string {
+	n := ia.Device().Query().Name
+	if ia.Backend() == "verbs" {
+		return "verbs-" + n
+	}
+	return n
 }
 
 var callIAOpenv = dat12.NewCall("dat_ia_openv", dat12.Args{core.ArgQLen: 2})
@@ -85,19 +118,19 @@ func go_dat_ia_openv(name *C.char, qlen C.DAT_COUNT, asyncEVD *C.DAT_EVD_HANDLE,
 	if err != nil {
 		return datReturn(c, err)
 	}
-	backend, params, err := backendOf(entry)
-	if err != nil {
+	cfg := core.IAConfig{Name: entry.IAName,
+		Origin: fmt.Sprintf("%s:%d", entry.File, entry.Line), AsyncQLen: int(qlen),
+		AsyncEVD: given, NoAsync: noAsync, Handles: cabi.Handles, Agent: callAgent}
+	if err := backendOf(entry, &cfg); err != nil {
 		return datReturn(c, err)
 	}
-	ia, err := core.OpenIA(core.IAConfig{Name: entry.IAName, Backend: backend, Params: params,
-		Origin: fmt.Sprintf("%s:%d", entry.File, entry.Line), AsyncQLen: int(qlen),
-		AsyncEVD: given, NoAsync: noAsync, Handles: cabi.Handles, Agent: callAgent})
+	ia, err := core.OpenIA(cfg)
 	if err != nil {
 		return datReturn(c, err)
 	}
 	// datinfo reports the transport and the entry in use from this line.
 	core.Logf(core.LevelDebug, "dat_ia_openv: %s (%s:%d): opened %s, address %s",
-		entry.IAName, entry.File, entry.Line, ia.Device().Query().Name, ia.Device().Addr())
+		entry.IAName, entry.File, entry.Line, transportName(ia), ia.Device().Addr())
 	*iaOut = handleOf(ia)
 	handleOut(asyncEVD, asyncHandle(ia))
 	return C.DAT_SUCCESS

@@ -35,6 +35,10 @@ const (
 type AsyncEvent struct {
 	Type    AsyncEventType
 	Context uint64 // the QP's, SRQ's or CQ's context; 0 for device events
+	// Origin says, for the log, where the event came from when a backend
+	// has more than one source for it (the device, or the backend's own
+	// emulation); empty otherwise.
+	Origin string
 }
 
 // AsyncHandler receives a device's asynchronous events, from backend

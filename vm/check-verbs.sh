@@ -10,7 +10,8 @@
 # When this machine cannot boot the VM, verbs-vm.sh prints one "SKIP: ..."
 # line and this exits 0, so that `make check` goes on; with
 # VERBS_VM_REQUIRED=1 it exits 77 instead. VERBS_VM_SIW=0 leaves siw out;
-# VERBS_CHECK_TIMEOUT bounds the guest's run (seconds, default 1800).
+# VERBS_CHECK_TIMEOUT bounds the guest's run (seconds, default 3600);
+# VERBS_STEPS names the guest's steps (default: guest-check.sh's STEPS).
 
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -40,7 +41,7 @@ echo "check-verbs: prepared in $(secs) s"
 $make --no-print-directory verbs-guest || exit 1
 
 rm -rf "$out" && mkdir -p "$out" || exit 1
-vm/verbs-vm.sh "${siw[@]}" --timeout "${VERBS_CHECK_TIMEOUT:-1800}" --out "$out" -- vm/guest-check.sh
+vm/verbs-vm.sh "${siw[@]}" --timeout "${VERBS_CHECK_TIMEOUT:-3600}" --out "$out" -- vm/guest-check.sh ${VERBS_STEPS:-}
 rc=$?
 [ $rc -eq 77 ] && skipped
 echo "check-verbs: $(secs) s in all, logs in build/vm/out"

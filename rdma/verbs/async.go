@@ -12,6 +12,14 @@ import (
 	"godat/rdma"
 )
 
+// The origins of an SRQ limit event, for the log (rdma.AsyncEvent.Origin):
+// ctest/test_dat_srq_set_lw.c checks which one each event of the VM's
+// device had.
+const (
+	originDevice = "the device's SRQ limit (IBV_EVENT_SRQ_LIMIT_REACHED)"
+	originArming = "the backend: already below the limit when armed"
+)
+
 // onAsync maps an asynchronous event of the device's context
 // (ibv_get_async_event) to the contract's, naming the object by the
 // context the backend gave it.
@@ -47,7 +55,7 @@ func (d *device) onAsync(ev *C.struct_gd_aev) {
 		if s, _ := d.objs[h].(*srq); s != nil {
 			s.fired++
 			s.armed = 0
-			d.raise(rdma.AsyncEvent{Type: rdma.AsyncSRQLimitReached, Context: s.ctx})
+			d.raise(rdma.AsyncEvent{Type: rdma.AsyncSRQLimitReached, Context: s.ctx, Origin: originDevice})
 		}
 	case C.IBV_EVENT_CQ_ERR:
 		if c, _ := d.objs[h].(*cq); c != nil {

@@ -92,6 +92,18 @@ func (c *conn) msLeft() C.int {
 	return C.int(max(ms, 1))
 }
 
+// remoteAddr is where a connection to addr goes: a loopback address means
+// this host, whose verbs IAs listen on their device's address only (an
+// rdma_cm request to 127.0.0.1 matches no listener bound to it), so it goes
+// to the device's own address, which the device loops back; any other
+// address is itself.
+func remoteAddr(addr, own netip.Addr) netip.Addr {
+	if addr = addr.Unmap(); addr.IsLoopback() {
+		return own
+	}
+	return addr
+}
+
 // Connect starts an active connection to serviceID at addr.
 func (q *qp) Connect(addr netip.AddrPort, serviceID uint64, priv []byte, timeout time.Duration) error {
 	d := q.d
@@ -111,7 +123,7 @@ func (q *qp) Connect(addr netip.AddrPort, serviceID uint64, priv []byte, timeout
 		c := &conn{q: q, h: newHandle(), active: true, phase: phResolving, sid: serviceID,
 			priv: reqHeader(serviceID, priv), deadline: time.Now().Add(timeout),
 			local:  netip.AddrPortFrom(d.addr, 0),
-			remote: netip.AddrPortFrom(addr.Addr().Unmap(), portOf(serviceID))}
+			remote: netip.AddrPortFrom(remoteAddr(addr.Addr(), d.addr), portOf(serviceID))}
 		if r := C.gd_cm_create_id(d.ech, C.uint64_t(c.h), &c.id); r != 0 {
 			c.id = nil
 			return wrap("rdma_create_id", errnoOf(r, nil))

@@ -153,7 +153,7 @@ func (s *srq) armLocked(limit int) error {
 		C.gd_modify_srq(s.c.srq, 0, 0, C.IBV_SRQ_LIMIT)
 		s.armed = 0
 		s.emulated++
-		s.d.raise(rdma.AsyncEvent{Type: rdma.AsyncSRQLimitReached, Context: s.ctx})
+		s.d.raise(rdma.AsyncEvent{Type: rdma.AsyncSRQLimitReached, Context: s.ctx, Origin: originArming})
 		return nil
 	}
 	if r := C.gd_modify_srq(s.c.srq, 0, C.uint32_t(limit), C.IBV_SRQ_LIMIT); r != 0 {

@@ -131,3 +131,12 @@ func TestOpenErrors(t *testing.T) {
 	_, err = rdma.Open("verbs", rdma.Params{"netdev": "nosuchif0"}, nil)
 	require.ErrorIs(t, err, rdma.ErrNoDevice)
 }
+
+// A connection to a loopback address goes to the IA's own address.
+func TestRemoteAddr(t *testing.T) {
+	own := netip.MustParseAddr("10.66.0.1")
+	for in, want := range map[string]string{"127.0.0.1": "10.66.0.1", "::1": "10.66.0.1",
+		"::ffff:127.0.0.1": "10.66.0.1", "10.66.0.2": "10.66.0.2", "::ffff:10.0.0.9": "10.0.0.9", "fe80::1": "fe80::1"} {
+		require.Equal(t, want, remoteAddr(netip.MustParseAddr(in), own).String(), in)
+	}
+}

@@ -354,6 +354,15 @@ static void print_reasons(const struct opened *o, const char *indent)
 		printf("%slibdat %s: %s\n", indent, o->why.v[i].level, o->why.v[i].msg);
 }
 
+// print_notes prints what the library said above debug level about an open
+// that succeeded (a fallback and its reason).
+static void print_notes(const struct opened *o, const char *indent)
+{
+	for (size_t i = 0; i < o->why.n; i++)
+		if (strcmp(o->why.v[i].level, "debug") != 0)
+			printf("%slibdat %s: %s\n", indent, o->why.v[i].level, o->why.v[i].msg);
+}
+
 // ---- dat.conf as text -----------------------------------------------------
 
 // split_fields splits a dat.conf line as the library does: blanks separate
@@ -508,6 +517,9 @@ static int list_registry(const struct registry *reg)
 				       o.transport ? o.transport : "?", o.address ? o.address : "?");
 				if (o.file && (strcmp(o.file, reg->path) != 0 || o.line != lineno))
 					printf("    but libdat opened %s:%ld for it\n", o.file, o.line);
+				// Why a transport=verbs-or-auto entry fell back
+				// to the software provider.
+				print_notes(&o, "    ");
 				ok++;
 			} else {
 				printf("%s:%ld: %s: cannot open: ", reg->path, lineno, name);
@@ -774,6 +786,7 @@ static int show_opened(const struct registry *reg, const char *name)
 		printf("  %-38s %s:%ld\n", "entry", o.file, o.line);
 	put_str("transport", o.transport ? o.transport : "?");
 	put_str("address", o.address ? o.address : "?");
+	print_notes(&o, "  ");
 	DAT_IA_ATTR ia_attr;
 	DAT_PROVIDER_ATTR prov_attr;
 	DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
