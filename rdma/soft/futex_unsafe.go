@@ -32,17 +32,20 @@ var preemptSignal = func() (s unix.Sigset_t) {
 // a system call needs no preemption. The thread is locked so that the mask
 // is restored on the thread it was changed on.
 func futexWaitOn(addr uintptr, val uint32, d time.Duration) bool {
-	var tsp uintptr
+	// tsp stays an unsafe.Pointer until the call's argument list: the calls
+	// below may grow and move the stack, and only a pointer is moved with
+	// it (an address kept as uintptr would name the old stack).
+	var tsp unsafe.Pointer
 	var ts unix.Timespec
 	if d >= 0 {
 		ts = unix.NsecToTimespec(int64(d))
-		tsp = uintptr(unsafe.Pointer(&ts))
+		tsp = unsafe.Pointer(&ts)
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var old unix.Sigset_t
 	masked := unix.PthreadSigmask(unix.SIG_BLOCK, &preemptSignal, &old) == nil
-	_, _, errno := unix.Syscall6(unix.SYS_FUTEX, addr, futexWait, uintptr(val), tsp, 0, 0)
+	_, _, errno := unix.Syscall6(unix.SYS_FUTEX, addr, futexWait, uintptr(val), uintptr(tsp), 0, 0)
 	if masked {
 		_ = unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
 	}
