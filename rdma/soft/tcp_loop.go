@@ -91,6 +91,8 @@ type tcpLoop struct {
 	lastPoll  atomic.Int64 // monoNow of the last consumer Poll; 0: none waits
 	quietNext atomic.Int64 // monoNow before which a Poll does not look
 	nconns    atomic.Int32
+	asleep    atomic.Bool // the goroutine sleeps (or is about to) on the epoll set
+	owing     atomic.Bool // owed is not empty (kept by the turn holder)
 
 	turn      sync.Mutex          // the right to serve (see above); above qp.mu
 	run       []*tcpWire          // the queue of connections to give a turn
@@ -278,6 +280,15 @@ func (l *tcpLoop) progress() {
 		left = l.serve(consumerPasses)
 		l.lazy = false
 		l.payOwed(false)
+		if len(l.owed) > 0 && l.asleep.CompareAndSwap(true, false) {
+			// Verdicts are deferred, and if this consumer stops polling
+			// nobody else would write them: the goroutine, asleep on
+			// the epoll set, does not wake for them (a readiness it
+			// might wake for, our Polls take first). Its sleep ends
+			// now, without a system call; it stands down on its timer
+			// and pays them once the Polls stop.
+			_ = l.ep.SetReadDeadline(aLongTimeAgo)
+		}
 		// A poller that has found nothing for quietAfter looks every
 		// quietGap only: an empty Poll then mostly costs no system call.
 		switch {
@@ -295,6 +306,10 @@ func (l *tcpLoop) progress() {
 		l.signal()
 	}
 }
+
+// aLongTimeAgo is a read deadline that has passed: it ends the goroutine's
+// sleep on the epoll set.
+var aLongTimeAgo = time.Unix(1, 0)
 
 // polled reports whether a consumer polled within standDown.
 func (l *tcpLoop) polled() bool {
@@ -341,14 +356,22 @@ func (l *tcpLoop) loop() {
 			continue
 		}
 		// Re-arm the one-shot entry (a readiness that came meanwhile is
-		// reported at once), then sleep until the set has something.
+		// reported at once), then sleep until the set has something, or
+		// a consumer's Poll defers verdicts (progress). asleep is set
+		// before owing is looked at, and a Poll sets owing before it
+		// looks at asleep: one of them sees the other.
 		ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLONESHOT, Fd: int32(l.epfd)}
 		_ = unix.EpollCtl(l.outer, unix.EPOLL_CTL_MOD, l.epfd, &ev)
 		select {
 		case <-l.poke: // drop a stale one: the look below is fresh
 		default:
 		}
-		_ = l.rc.Read(wait)
+		_ = l.ep.SetReadDeadline(time.Time{})
+		l.asleep.Store(true)
+		if !l.owing.Load() {
+			_ = l.rc.Read(wait)
+		}
+		l.asleep.Store(false)
 	}
 }
 
@@ -394,6 +417,7 @@ func (l *tcpLoop) payOwed(all bool) {
 	}
 	clear(l.owed[n:])
 	l.owed = l.owed[:n]
+	l.owing.Store(n > 0)
 }
 
 // serve makes up to passes passes over the queue, collecting what became
