@@ -381,7 +381,7 @@ static void *late_caller(void *p)
 		dat_ep_post_recv(a->ep, 1, &t, cookie(1), DAT_COMPLETION_DEFAULT_FLAG);
 		dat_evd_dequeue(a->evd, &ev);
 		dat_evd_wait(a->evd, 1000, 1, &ev, &n);
-		a->calls++;
+		__atomic_add_fetch(&a->calls, 1, __ATOMIC_SEQ_CST);
 	}
 	return NULL;
 }
@@ -402,7 +402,15 @@ static void test_close_while_calling(void **state)
 		a[i] = (struct late_arg){.ia = ia, .ep = ep, .evd = evd};
 		assert_int_equal(pthread_create(&th[i], NULL, late_caller, &a[i]), 0);
 	}
-	usleep(50000);
+	/* The close must come while every thread is calling: wait (bounded)
+	 * until each has made a round of calls, however slow the machine. */
+	long deadline = now_ns() + 10000000000L;
+	for (int i = 0; i < 4; i++)
+		while (__atomic_load_n(&a[i].calls, __ATOMIC_SEQ_CST) == 0) {
+			if (now_ns() > deadline)
+				fail_msg("thread %d made no call within 10 s", i);
+			usleep(1000);
+		}
 	check_ok(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
 	usleep(20000);
 	for (int i = 0; i < 4; i++)
