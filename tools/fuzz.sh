@@ -1,6 +1,7 @@
 #!/bin/sh
 # fuzz.sh TIME - runs every Go fuzz target of the repository (a func
-# FuzzXxx in a _test.go file under core/, rdma/ or export/) for TIME each,
+# FuzzXxx in a _test.go file under core/, rdma/ or export/) for TIME each
+# (go test's -fuzztime: a duration such as 60s, or a count such as 40000x),
 # in a network namespace of its own (tools/privnet.sh: FuzzTCPStream talks
 # TCP on loopback). go test fuzzes one target per invocation, so each
 # package's test binary is built once with the fuzzing instrumentation
