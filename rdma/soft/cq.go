@@ -12,6 +12,7 @@ package soft
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"godat/rdma"
 )
@@ -21,13 +22,17 @@ import (
 const maxCQE = 1 << 20
 
 type cq struct {
-	dev   *device
-	ch    *compChannel // nil: only polled
-	ctx   uint64
-	n     atomic.Int64            // completions held: the lock-free empty check
-	hot   atomic.Pointer[shmWire] // the connection that last completed a receive here (shm_dev.go)
-	refs  atomic.Int32            // QPs completing into it
-	dead  atomic.Bool
+	dev  *device
+	ch   *compChannel // nil: only polled
+	ctx  uint64
+	n    atomic.Int64            // completions held: the lock-free empty check
+	hot  atomic.Pointer[shmWire] // the connection that last completed a receive here (shm_dev.go)
+	refs atomic.Int32            // QPs completing into it
+	dead atomic.Bool
+	// polls counts the Polls under way: a Poll reads and drains the
+	// device's bell mapping, which Close unmaps only once every killed
+	// CQ's count is back to zero (a line the poller writes anyway).
+	polls atomic.Int32
 	armd  atomic.Bool // armed, for lent's look without mu
 	mu    sync.Mutex  // leaf, below qp.mu (see the lock order in qp.go)
 	ring  []rdma.WC
@@ -160,6 +165,10 @@ func (q *cq) lent(h *cqHand) *rdma.WC {
 // that are readable (tcp_loop.go: one epoll_wait, then non-blocking reads).
 func (q *cq) Poll(wc []rdma.WC) int {
 	d := q.dev
+	// Counted before dead is read, and kill stores dead before Close reads
+	// the count: a Poll that sees a live CQ keeps the bell mapped.
+	q.polls.Add(1)
+	defer q.polls.Add(-1)
 	if q.dead.Load() {
 		return 0
 	}
@@ -230,16 +239,27 @@ func (q *cq) Resize(depth int) error {
 func (q *cq) Destroy() error {
 	d := q.dev
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if q.dead.Load() {
+		d.mu.Unlock()
 		return rdma.ErrClosed
 	}
 	if q.refs.Load() > 0 {
+		d.mu.Unlock()
 		return rdma.ErrBusy
 	}
 	q.kill()
 	delete(d.cqs, q)
+	d.mu.Unlock()
+	q.quiesce() // Close no longer sees it: its Polls end before we return
 	return nil
+}
+
+// quiesce waits for the Polls under way on a killed CQ to end (they never
+// block: each returns within one bounded drain).
+func (q *cq) quiesce() {
+	for q.polls.Load() > 0 {
+		time.Sleep(50 * time.Microsecond)
+	}
 }
 
 // kill marks the CQ destroyed and drops its completions; d.mu is held.

@@ -224,8 +224,10 @@ func (d *device) Close() error {
 	for s := range d.srqs {
 		s.kill()
 	}
+	cqs := make([]*cq, 0, len(d.cqs))
 	for c := range d.cqs {
 		c.kill()
+		cqs = append(cqs, c)
 	}
 	for c := range d.chans {
 		c.kill()
@@ -242,11 +244,15 @@ func (d *device) Close() error {
 	clear(d.cmchans)
 	clear(d.pds)
 	d.mu.Unlock()
-	// Wake whoever still sleeps on the bell and wait for them to leave it
-	// before it goes (they return at once: the word changed).
+	// Wake whoever still sleeps on the bell and wait for them, and for the
+	// Polls of the CQs (which drain through it), to leave it before it goes
+	// (they return at once: the word changed, the CQs are dead).
 	d.ringSelf()
 	for d.bellUsers.Load() > 0 {
 		time.Sleep(50 * time.Microsecond)
+	}
+	for _, c := range cqs {
+		c.quiesce()
 	}
 	d.release()
 	return nil
