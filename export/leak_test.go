@@ -69,27 +69,7 @@ func TestIAOpenCloseLeavesNothing(t *testing.T) {
 				ret, step := iaCycle(name)
 				require.Zero(t, ret, "step %d: 0x%08x", step, ret)
 			}
-			cycle() // first use: lazily made runtime and library state
-			runtime.GC()
-			before := measure(t)
-			start := time.Now()
-			for i := 0; i < cycles; i++ {
-				cycle()
-			}
-			took := time.Since(start)
-			// Bounded wait for what closes asynchronously (TCP
-			// lingers, goroutines on their way out).
-			deadline := time.Now().Add(10 * time.Second)
-			var now usage
-			for {
-				runtime.GC()
-				now = measure(t)
-				if now.fds <= before.fds && now.goroutines <= before.goroutines && now.maps <= before.maps+mapSlack ||
-					time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			before, now, took := runCycles(t, cycles, cycle)
 			t.Logf("%s: %d cycles in %v; maps %d -> %d, fds %d -> %d, goroutines %d -> %d, VmSize %d -> %d KiB, VmRSS %d -> %d KiB",
 				name, cycles, took.Round(time.Millisecond), before.maps, now.maps, before.fds, now.fds,
 				before.goroutines, now.goroutines, before.vmKiB, now.vmKiB, before.rssKiB, now.rssKiB)
@@ -123,26 +103,7 @@ func TestConnectionChurnLeavesNothing(t *testing.T) {
 				ret, step := ch.cycle()
 				require.Zero(t, ret, "step %d: 0x%08x", step, ret)
 			}
-			cycle() // first use: lazily made runtime and library state
-			runtime.GC()
-			before := measure(t)
-			start := time.Now()
-			for i := 0; i < cycles; i++ {
-				cycle()
-			}
-			took := time.Since(start)
-			// Bounded wait for connections that linger after DISC.
-			deadline := time.Now().Add(10 * time.Second)
-			var now usage
-			for {
-				runtime.GC()
-				now = measure(t)
-				if now.fds <= before.fds && now.goroutines <= before.goroutines && now.maps <= before.maps+mapSlack ||
-					time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			before, now, took := runCycles(t, cycles, cycle)
 			t.Logf("%s: %d connect/disconnect cycles in %v; VmRSS %d -> %d KiB (%+d KiB), maps %d -> %d, fds %d -> %d, goroutines %d -> %d",
 				name, cycles, took.Round(time.Millisecond), before.rssKiB, now.rssKiB, now.rssKiB-before.rssKiB,
 				before.maps, now.maps, before.fds, now.fds, before.goroutines, now.goroutines)
@@ -151,5 +112,30 @@ func TestConnectionChurnLeavesNothing(t *testing.T) {
 			require.LessOrEqual(t, now.maps, before.maps+mapSlack, "mappings")
 			require.Less(t, now.rssKiB-before.rssKiB, 20<<10, "resident set growth")
 		})
+	}
+}
+
+// runCycles runs cycle once to warm up, measures, runs it cycles times,
+// then measures again once what closes asynchronously (TCP lingering,
+// goroutines on their way out) has gone, waiting at most 10 s for it.
+func runCycles(t *testing.T, cycles int, cycle func()) (before, now usage, took time.Duration) {
+	t.Helper()
+	cycle() // first use: lazily made runtime and library state
+	runtime.GC()
+	before = measure(t)
+	start := time.Now()
+	for i := 0; i < cycles; i++ {
+		cycle()
+	}
+	took = time.Since(start)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runtime.GC()
+		now = measure(t)
+		if now.fds <= before.fds && now.goroutines <= before.goroutines && now.maps <= before.maps+mapSlack ||
+			time.Now().After(deadline) {
+			return before, now, took
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
