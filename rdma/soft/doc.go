@@ -85,7 +85,8 @@
 // on shared memory Poll itself takes arrivals (bounded), and a waiter is
 // woken by peers through the futex word; over TCP Poll reads the ready
 // connections itself (one epoll_wait for all), and a receive loop goroutine
-// per device (tcp_loop.go), asleep in the netpoller, does when nobody polls.
+// per device (tcp_loop.go), asleep in the netpoller, does when nobody polls
+// (the sockets themselves are not in the netpoller: tcp_sock.go).
 //
 // The inbound queue (bell.go) is how arrival order across shared-memory
 // connections is known: a peer that publishes a message in its

@@ -22,7 +22,7 @@ package soft
 //	srq.mu             an SRQ's receives
 //	shm ring / tcp wmu a wire's own state
 //	cq.mu              a CQ's ring
-//	cmChannel.mu, keyTable.mu, compChannel.fdMu: leaves
+//	cmChannel.mu, keyTable.mu, compChannel.fdMu, sockWaits.mu: leaves
 //
 // No lock that Poll or a post takes is held across a system call whose
 // cost grows with the transfer: payloads that are not already in memory

@@ -162,7 +162,7 @@ func (q *qp) copyInline(e *sqe, sgl []rdma.SGE, n uint64) bool {
 func (q *qp) PostRecv(wr *rdma.RecvWR) error {
 	w, err := q.postRecv(wr)
 	if w != nil {
-		w.flush() // a peer that waits for the grant hears of it now
+		w.flushGrant()
 	}
 	return err
 }

@@ -335,4 +335,5 @@ func (w *shmWire) resume() {
 }
 
 func (w *shmWire) flush()       {}
+func (w *shmWire) flushGrant()  {}
 func (w *shmWire) flushPosted() {}

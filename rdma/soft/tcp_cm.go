@@ -206,8 +206,8 @@ func (q *qp) confirm(c *conn, w *tcpWire, accPriv []byte) bool {
 	w.wmu.Lock()
 	w.queueLocked(frame{typ: frRtu}, nil).fixedAck = true
 	w.wmu.Unlock()
-	q.local = addrPortOf(w.sock.LocalAddr())
-	q.remote = addrPortOf(w.sock.RemoteAddr())
+	q.local = w.sock.local
+	q.remote = w.sock.remote
 	q.establishLocked(c, accPriv)
 	return true
 }
@@ -283,7 +283,7 @@ func (d *device) incomingTCP(p *tcpPort, s *net.TCPConn) {
 		w.abort()
 		return
 	}
-	_ = s.SetReadDeadline(time.Now().Add(cmTimeout))
+	_ = w.sock.SetReadDeadline(time.Now().Add(cmTimeout))
 	var f frame
 	err = w.rd.header(&f)
 	if err != nil || f.typ != frReq || !checkHandshake(&f) {
@@ -311,11 +311,11 @@ func (d *device) incomingTCP(p *tcpPort, s *net.TCPConn) {
 		w.drain()
 		return
 	}
-	_ = s.SetReadDeadline(time.Time{})
+	_ = w.sock.SetReadDeadline(time.Time{})
 	w.peerG.Store(f.grant)
 	w.setOrder(f.ack)
 	tp := &tcpPending{w: w}
-	r := &connReq{l: l, remote: addrPortOf(s.RemoteAddr()), priv: priv, p: tp}
+	r := &connReq{l: l, remote: w.sock.remote, priv: priv, p: tp}
 	l.deliver(r)
 
 	// The next frame is the RTU that follows our ACC, or nothing: the
@@ -332,7 +332,7 @@ func (d *device) incomingTCP(p *tcpPort, s *net.TCPConn) {
 		}
 	case err == nil && f.typ == frRtu && checkHandshake(&f):
 		w.heardGrant(&f)
-		_ = s.SetReadDeadline(time.Time{})
+		_ = w.sock.SetReadDeadline(time.Time{})
 		if q.established(c, nil) {
 			if !w.establish() {
 				q.peerEnded(c, false)
@@ -373,8 +373,8 @@ func (tp *tcpPending) accept(q *qp, priv []byte, gone bool) {
 	w := tp.w
 	c := q.newConn(w)
 	q.bindLocked(c, false)
-	q.local = addrPortOf(w.sock.LocalAddr())
-	q.remote = addrPortOf(w.sock.RemoteAddr())
+	q.local = w.sock.local
+	q.remote = w.sock.remote
 	if gone {
 		q.endLocked(endAbort, rdma.CMAcceptError)
 		return

@@ -220,11 +220,16 @@ func (l *tcpLoop) stop() {
 // add hands an established connection to the loop; its reader may hold
 // frames already (read with the handshake).
 func (l *tcpLoop) add(w *tcpWire) bool {
-	fd := -1
-	_ = w.rc.Control(func(f uintptr) { fd = int(f) })
+	// Held while the descriptor joins the set: a socket closed meanwhile
+	// must not have its number, reused, added.
+	if !w.sock.acquire() {
+		return false
+	}
+	defer w.sock.release()
+	fd := w.sock.fd
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.stopped || fd < 0 {
+	if l.stopped {
 		return false
 	}
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLET, Fd: int32(fd)}
@@ -372,6 +377,13 @@ func (l *tcpLoop) loop() {
 			_ = l.rc.Read(wait)
 		}
 		l.asleep.Store(false)
+		// Disarm the entry: a one-shot entry is spent only when an
+		// epoll_wait on the outer set reports it, which a sleep ended by
+		// its deadline (progress) did not do. Left armed, every arrival
+		// while consumers poll would wake the runtime's poller thread
+		// through it.
+		ev.Events = unix.EPOLLONESHOT
+		_ = unix.EpollCtl(l.outer, unix.EPOLL_CTL_MOD, l.epfd, &ev)
 	}
 }
 

@@ -33,17 +33,11 @@ type treader struct {
 
 // recvv reads with one readv, waiting for data. Only the reader calls it.
 func (w *tcpWire) recvv(v []iov) (int, error) {
-	o := &w.rop
-	o.v = v
-	rerr := w.rc.Read(o.fn)
-	o.v = nil
-	if rerr != nil {
-		return 0, rerr
-	}
-	if o.err == nil && o.n == 0 {
+	n, err := w.sock.read(v)
+	if err == nil && n == 0 {
 		return 0, io.EOF
 	}
-	return o.n, o.err
+	return n, err
 }
 
 // retryAfterDeadline: the deadline that woke a shut-down reader is
@@ -101,23 +95,18 @@ func (b *treader) fillNB(inLoop bool) (ok bool, err error) {
 	if inLoop {
 		b.w.edge = false // an arrival from now on is a new edge
 	}
-	o := &b.w.nbop
-	o.v = b.one[:]
-	rerr := b.w.rc.Read(o.fn)
-	o.v = nil
+	n, err := b.w.sock.readNB(b.one[:])
 	switch {
-	case rerr != nil:
-		return false, rerr
-	case o.err == unix.EAGAIN:
+	case err == unix.EAGAIN:
 		b.more = false
 		return false, nil
-	case o.err != nil:
-		return false, o.err
-	case o.n == 0:
+	case err != nil:
+		return false, err
+	case n == 0:
 		return false, io.EOF
 	}
-	b.more = o.n == len(b.buf)-b.wp
-	b.wp += o.n
+	b.more = n == len(b.buf)-b.wp
+	b.wp += n
 	return true, nil
 }
 
@@ -430,21 +419,33 @@ func (w *tcpWire) frame(f *frame, block bool) error {
 		w.starved.Store(true)
 		w.wmu.Unlock()
 	case msgDisc:
+		// The peer's last verdicts ride on its DISC (a polling consumer
+		// defers them): the requests it acknowledges completed.
+		if !w.heardAck(f) {
+			return errGone
+		}
 		return errDisc
 	}
 	if err != nil {
 		return err
 	}
-	if after(f.ack, w.lastAck) {
-		w.lastAck = f.ack
-		if !q.verdict(c, msgAck, f.ack, rdma.WCSuccess) {
-			return errGone
-		}
+	if !w.heardAck(f) {
+		return errGone
 	}
 	if w.heardGrant(f) {
 		w.rdKick = true
 	}
 	return nil
+}
+
+// heardAck takes the cumulative acknowledgement of a header; false when
+// the engine refuses it (the connection is gone).
+func (w *tcpWire) heardAck(f *frame) bool {
+	if !after(f.ack, w.lastAck) {
+		return true
+	}
+	w.lastAck = f.ack
+	return w.q.verdict(w.c, msgAck, f.ack, rdma.WCSuccess)
 }
 
 // drain discards what the peer still sends after a shutdown until it

@@ -12,7 +12,8 @@ package soft
 // done by whoever queues a frame (a post, the reader) with non-blocking
 // sendmsg, outside every lock but the writer's own short one; a write that
 // would block is handed to the connection's writer goroutine, which sleeps
-// in the netpoller until the socket drains. Nothing spins.
+// in poll until the socket drains. Nothing spins. The socket is not in Go's
+// network poller (tcp_sock.go says why).
 //
 // Credits and acknowledgements ride in every frame header (grant, ack), so
 // a busy connection needs no frames of their own; an idle one sends a bare
@@ -23,7 +24,6 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -37,17 +37,19 @@ const (
 	maxGather = 64       // iovecs per sendmsg
 	// A verdict nobody waits for at once waits at most ackDelay, or for
 	// lazyAckMax others, for a frame to ride on (needAckLocked).
-	ackDelay   = 50 * time.Microsecond
-	lazyAckMax = 16
-	lingerTime = 2 * time.Second
+	ackDelay = 50 * time.Microsecond
+	// A verdict someone waits for (flNotify) waits at most urgentAckDelay
+	// for the consumer's reply while a consumer's Poll serves.
+	urgentAckDelay = 5 * time.Microsecond
+	lazyAckMax     = 16
+	lingerTime     = 2 * time.Second
 )
 
 type tcpWire struct {
 	d         *device
 	q         *qp
 	c         *conn
-	sock      *net.TCPConn
-	rc        syscall.RawConn
+	sock      *tcpSock
 	done      chan struct{} // closed by abort
 	kickW     chan struct{} // wakes the writer goroutine
 	resumeCh  chan struct{} // wakes a reader waiting for an SRQ receive
@@ -101,8 +103,6 @@ type tcpWire struct {
 	askAt      uint32
 	nAcked     uint32         // acknowledged requests queued (numbers them)
 	wiov       [maxGather]iov // the writer's scratch
-	wop, rop   rawOp
-	nbop       rawOp // the loop's non-blocking read
 }
 
 type nakRec struct {
@@ -110,35 +110,36 @@ type nakRec struct {
 	st rdma.WCStatus
 }
 
-// newTCPWire wraps a connected socket and starts its writer goroutine.
+// newTCPWire takes a connected socket out of Go's network poller, wraps it
+// and starts its writer goroutine.
 func newTCPWire(d *device, s *net.TCPConn) (*tcpWire, error) {
-	rc, err := s.SyscallConn()
+	_ = s.SetNoDelay(true)
+	setTimeouts(s, d.timeout)
+	so, err := detachTCP(s)
 	if err != nil {
-		s.Close()
 		return nil, err
 	}
-	w := &tcpWire{d: d, sock: s, rc: rc, done: make(chan struct{}), kickW: make(chan struct{}, 1),
+	w := &tcpWire{d: d, sock: so, done: make(chan struct{}), kickW: make(chan struct{}, 1),
 		resumeCh: make(chan struct{}, 1), lastOut: make(chan struct{})}
 	w.rd.w = w
 	w.wcond.L = &w.wmu
 	w.rd.buf = make([]byte, rdBufSize)
-	w.initOps()
-	_ = s.SetNoDelay(true)
-	setTimeouts(s, rc, d.timeout)
 	go w.writer()
 	return w, nil
 }
 
 // setTimeouts makes a silent peer an error within about t: keepalive probes
 // after t/2 of silence, and TCP_USER_TIMEOUT for data that stays unacked.
-func setTimeouts(s *net.TCPConn, rc syscall.RawConn, t time.Duration) {
+func setTimeouts(s *net.TCPConn, t time.Duration) {
 	idle := max(t/2, time.Second)
 	intvl := max(t/10, time.Second)
 	cnt := max(1, int((t-idle)/intvl))
 	_ = s.SetKeepAliveConfig(net.KeepAliveConfig{Enable: true, Idle: idle, Interval: intvl, Count: cnt})
-	_ = rc.Control(func(fd uintptr) {
-		_ = unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT, int(t/time.Millisecond))
-	})
+	if rc, err := s.SyscallConn(); err == nil {
+		_ = rc.Control(func(fd uintptr) {
+			_ = unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT, int(t/time.Millisecond))
+		})
+	}
 }
 
 func addrPortOf(a net.Addr) netip.AddrPort {
@@ -153,7 +154,7 @@ func addrPortOf(a net.Addr) netip.AddrPort {
 // the handshake brought; the handshake's goroutine, before the connection
 // carries data frames.
 func (w *tcpWire) setOrder(token uint32) {
-	o := w.d.tcp.orderFor(addrPortOf(w.sock.RemoteAddr()).Addr(), token)
+	o := w.d.tcp.orderFor(w.sock.remote.Addr(), token)
 	w.wmu.Lock()
 	w.order = o
 	w.wmu.Unlock()

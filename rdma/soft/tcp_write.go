@@ -118,12 +118,12 @@ func (w *tcpWire) queueLocked(f frame, own []byte) *outItem {
 }
 
 // needAckLocked: a bare ACK is due when the peer waits for a grant we now
-// give, or when a verdict has not gone out in a header yet and someone
-// waits for it: a request that asked to hear at once (flNotify: a
-// signalled one, or a send queue half full), lazyAckMax of them, or one
-// that waited ackDelay. Until then a verdict rides on the next frame that
-// goes anyway (a polling consumer's reply); verdicts are deferred only
-// while a consumer polls (ackDue set by its Poll), whose later Polls, or
+// give, or when a verdict has not gone out in a header yet and is due: at
+// once unless a consumer's Poll deferred it (ackDue), then after
+// urgentAckDelay for a request that asked to hear soon (flNotify: a
+// signalled one, or a send queue half full), ackDelay for the others, or
+// at lazyAckMax of them. Until then a verdict rides on the next frame that
+// goes anyway (a polling consumer's reply); the consumer's later Polls, or
 // the loop goroutine when they stop, write them when due (tcp_loop.go).
 // A sender of unsignalled requests learns of them without asking, in
 // bounded time: a TCP peer has no word to read.
@@ -134,7 +134,7 @@ func (w *tcpWire) needAckLocked() bool {
 	if w.executed == w.ackSent {
 		return false
 	}
-	return w.ackUrgent || w.ackDue == 0 || w.executed-w.ackSent >= lazyAckMax || monoNow() >= w.ackDue
+	return w.ackDue == 0 || w.executed-w.ackSent >= lazyAckMax || monoNow() >= w.ackDue
 }
 
 func (w *tcpWire) hasWorkLocked() bool {
@@ -297,7 +297,16 @@ func (w *tcpWire) flushAcks(lazy bool) (owed bool) {
 	switch {
 	case !lazy:
 		w.ackDue = 0
-	case w.ackDue == 0 && w.executed != w.ackSent && !w.ackUrgent:
+	case w.executed == w.ackSent:
+	case w.ackUrgent:
+		// The sender waits for it, but the consumer polling here is most
+		// likely about to reply: its reply's header carries the verdict
+		// for free (a bare ACK first would put a second write and a
+		// second read on every round trip).
+		if due := monoNow() + int64(urgentAckDelay); w.ackDue == 0 || due < w.ackDue {
+			w.ackDue = due
+		}
+	case w.ackDue == 0:
 		w.ackDue = monoNow() + int64(ackDelay)
 	}
 	owed = w.ackDue != 0 && w.executed != w.ackSent && !w.broken && !w.dead.Load()
@@ -313,6 +322,14 @@ func (w *tcpWire) flushAcks(lazy bool) (owed bool) {
 	}
 	w.writeLoop(false, budget)
 	return owed
+}
+
+// flushGrant is flush after a receive was posted: only a peer that asked
+// for a grant (NEED) needs a frame at once.
+func (w *tcpWire) flushGrant() {
+	if w.starved.Load() {
+		w.flush()
+	}
 }
 
 // flushPosted is flush for a post: when another thread holds the right to
@@ -461,45 +478,9 @@ func (w *tcpWire) report(out *written) {
 	}
 }
 
-// rawOp is one socket call made through the RawConn with a callback built
-// once per connection, so the data path does not allocate.
-type rawOp struct {
-	v     []iov
-	n     int
-	err   error
-	block bool
-	fn    func(fd uintptr) bool
-}
-
-func (w *tcpWire) initOps() {
-	wo, ro := &w.wop, &w.rop
-	wo.fn = func(fd uintptr) bool {
-		wo.n, wo.err = sendmsgv(int(fd), wo.v)
-		return !(wo.block && wo.err == unix.EAGAIN)
-	}
-	ro.fn = func(fd uintptr) bool {
-		ro.n, ro.err = readv(int(fd), ro.v)
-		return ro.err != unix.EAGAIN
-	}
-	nb := &w.nbop
-	nb.fn = func(fd uintptr) bool {
-		nb.n, nb.err = readv(int(fd), nb.v)
-		return true // never wait: the loop does, in epoll_wait
-	}
-}
-
 // sendv writes with one sendmsg; block waits for room first when the
 // socket is full. Only the holder of the right to write calls it.
-func (w *tcpWire) sendv(v []iov, block bool) (int, error) {
-	o := &w.wop
-	o.v, o.block = v, block
-	werr := w.rc.Write(o.fn)
-	o.v = nil
-	if werr != nil {
-		return 0, werr
-	}
-	return o.n, o.err
-}
+func (w *tcpWire) sendv(v []iov, block bool) (int, error) { return w.sock.write(v, block) }
 
 // writer is the goroutine that writes when the socket was full (it holds
 // the right handed to it), or when a shutdown queued its last frames.

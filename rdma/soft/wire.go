@@ -129,6 +129,10 @@ type wire interface {
 	resume()
 	// flush performs queued I/O; called without locks.
 	flush()
+	// flushGrant is flush after the consumer posted a receive: a peer that
+	// waits for the grant hears of it now; otherwise the grant, and any
+	// verdict a consumer's Poll deferred, ride on the next frame.
+	flushGrant()
 	// flushPosted is flush on the consumer's thread after a post: what
 	// the post queued is on the wire when it returns, unless the wire is
 	// full (so a program that posts on several connections puts its
