@@ -142,13 +142,6 @@ func (t *tcpDev) startLoop() (*tcpLoop, error) {
 		wk.close()
 		return nil, err
 	}
-	ev = unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLONESHOT, Fd: int32(epfd)}
-	if err := unix.EpollCtl(outer, unix.EPOLL_CTL_ADD, epfd, &ev); err != nil {
-		unix.Close(epfd)
-		unix.Close(outer)
-		wk.close()
-		return nil, err
-	}
 	_ = unix.SetNonblock(outer, true) // so that os.NewFile registers it with the netpoller
 	ep := os.NewFile(uintptr(outer), "godat-tcp-loop")
 	rc, err := ep.SyscallConn()
@@ -360,13 +353,18 @@ func (l *tcpLoop) loop() {
 		if l.polled() || l.isStopped() {
 			continue
 		}
-		// Re-arm the one-shot entry (a readiness that came meanwhile is
-		// reported at once), then sleep until the set has something, or
-		// a consumer's Poll defers verdicts (progress). asleep is set
-		// before owing is looked at, and a Poll sets owing before it
-		// looks at asleep: one of them sees the other.
+		// Put the set in the outer one (a readiness that came meanwhile is
+		// reported at once), then sleep until it has something, or a
+		// consumer's Poll defers verdicts (progress). asleep is set before
+		// owing is looked at, and a Poll sets owing before it looks at
+		// asleep: one of them sees the other.
 		ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLONESHOT, Fd: int32(l.epfd)}
-		_ = unix.EpollCtl(l.outer, unix.EPOLL_CTL_MOD, l.epfd, &ev)
+		if unix.EpollCtl(l.outer, unix.EPOLL_CTL_ADD, l.epfd, &ev) != nil {
+			// No sleep on the set without its entry: look again on the
+			// stand-down timer.
+			l.lastPoll.Store(monoNow())
+			continue
+		}
 		select {
 		case <-l.poke: // drop a stale one: the look below is fresh
 		default:
@@ -377,13 +375,13 @@ func (l *tcpLoop) loop() {
 			_ = l.rc.Read(wait)
 		}
 		l.asleep.Store(false)
-		// Disarm the entry: a one-shot entry is spent only when an
-		// epoll_wait on the outer set reports it, which a sleep ended by
-		// its deadline (progress) did not do. Left armed, every arrival
-		// while consumers poll would wake the runtime's poller thread
-		// through it.
-		ev.Events = unix.EPOLLONESHOT
-		_ = unix.EpollCtl(l.outer, unix.EPOLL_CTL_MOD, l.epfd, &ev)
+		// Out of the outer set again: while it is in, every arrival runs
+		// the outer set's callback too (spent one-shot or not: a one-shot
+		// entry is spent only when an epoll_wait reports it, which a sleep
+		// ended by its deadline does not do, and an armed one would wake
+		// the runtime's poller thread), a cost on every message the
+		// consumers' own Polls take.
+		_ = unix.EpollCtl(l.outer, unix.EPOLL_CTL_DEL, l.epfd, nil)
 	}
 }
 
@@ -452,6 +450,12 @@ func (l *tcpLoop) serve(passes int) bool {
 			return false
 		}
 		l.pass()
+		if len(l.run) == 0 {
+			// Nothing left buffered: what arrives from now on is for the
+			// next look (a consumer's next Poll), not for this one, which
+			// has a completion to return.
+			break
+		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -513,8 +517,8 @@ func (l *tcpLoop) after(run []*tcpWire, w *tcpWire, r int) []*tcpWire {
 // collect looks at the epoll set without waiting and queues what became
 // readable (l.turn held).
 func (l *tcpLoop) collect() {
-	k, _ := unix.EpollWait(l.epfd, l.evs[:], 0)
-	l.nev = max(k, 0)
+	k := epollPoll(l.epfd, l.evs[:])
+	l.nev = k
 	l.found = l.found || k > 0 || len(l.run) > 0
 	l.run = l.edges(l.run)
 }

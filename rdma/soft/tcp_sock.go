@@ -231,7 +231,8 @@ func (s *tcpSock) wait(dir int) error {
 // sockWaits is the process's epoll set of the sockets goroutines wait for,
 // and the goroutine that sleeps in the runtime's poller on it (started by
 // the first wait; it lives as long as the process, as the runtime's poller
-// does). Entries are one-shot: armed by a wait, spent when reported.
+// does). Entries are one-shot, and in the set only while a wait is under
+// way: added by the wait, taken out when it ends.
 type sockWaits struct {
 	once  sync.Once
 	err   error
@@ -301,6 +302,19 @@ func (ws *sockWaits) disarm(s *tcpSock, dir int) {
 		return
 	}
 	s.want &^= dirEvents[dir]
+	ws.rearmLocked(s)
+}
+
+// rearmLocked arms the socket's entry for what is still waited for, or
+// takes it out of the set when nothing is: an entry, even a spent one,
+// costs every arrival on the socket a callback (ws.mu held).
+func (ws *sockWaits) rearmLocked(s *tcpSock) {
+	if s.want == 0 {
+		_ = unix.EpollCtl(ws.epfd, unix.EPOLL_CTL_DEL, s.fd, nil)
+		delete(ws.socks, int32(s.fd))
+		s.inSet = false
+		return
+	}
 	ev := unix.EpollEvent{Events: s.want | unix.EPOLLONESHOT, Fd: int32(s.fd)}
 	_ = unix.EpollCtl(ws.epfd, unix.EPOLL_CTL_MOD, s.fd, &ev)
 }
@@ -349,10 +363,7 @@ func (ws *sockWaits) run() {
 					}
 				}
 			}
-			if s.want != 0 {
-				e := unix.EpollEvent{Events: s.want | unix.EPOLLONESHOT, Fd: int32(s.fd)}
-				_ = unix.EpollCtl(ws.epfd, unix.EPOLL_CTL_MOD, s.fd, &e)
-			}
+			ws.rearmLocked(s)
 		}
 		ws.mu.Unlock()
 	}
