@@ -1,0 +1,68 @@
+package soft
+
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"godat/rdma"
+)
+
+// epollSetsHolding counts the epoll sets of this process that have
+// descriptor fd in their interest list (/proc/self/fdinfo's tfd lines).
+func epollSetsHolding(t *testing.T, fd int) int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	n := 0
+	for _, e := range ents {
+		if l, _ := os.Readlink("/proc/self/fd/" + e.Name()); l != "anon_inode:[eventpoll]" {
+			continue
+		}
+		f, err := os.Open("/proc/self/fdinfo/" + e.Name())
+		if err != nil {
+			continue // closed meanwhile
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			fs := strings.Fields(sc.Text())
+			if len(fs) >= 2 && fs[0] == "tfd:" {
+				if v, _ := strconv.Atoi(fs[1]); v == fd {
+					n++
+				}
+			}
+		}
+		f.Close()
+	}
+	return n
+}
+
+// tcpFd is the socket descriptor of e's QP's connection.
+func tcpFd(t *testing.T, e *end) int {
+	q := e.qp.(*qp)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	w, ok := q.c.w.(*tcpWire)
+	require.True(t, ok, "a TCP connection")
+	return w.sock.fd
+}
+
+// An established connection's socket is in exactly one epoll set, its
+// device's receive loop's, while the consumer polls: not in the runtime's
+// poller (whose thread every arrival would wake), not in the socket-wait
+// set once its handshake's waits are over. Every set a socket is in costs
+// every arrival a callback.
+func TestTCPSocketInOneEpollSet(t *testing.T) {
+	a, b := newEnd(t, rdma.Params{"transport": "tcp"}), newEnd(t, rdma.Params{"transport": "tcp"})
+	connect(t, a, b, nil, nil)
+	for tag := uint64(1); tag <= 20; tag++ {
+		sendTag(t, a, b, tag)
+		sendTag(t, b, a, tag)
+	}
+	for _, e := range []*end{a, b} {
+		require.Equal(t, 1, epollSetsHolding(t, tcpFd(t, e)))
+	}
+}
