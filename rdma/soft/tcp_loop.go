@@ -346,11 +346,17 @@ func (l *tcpLoop) loop() {
 			continue
 		}
 		l.turn.Lock()
-		for l.serve(1) && !l.polled() {
+		left := true
+		for left && !l.polled() {
+			left = l.serve(1)
 		}
 		l.payOwed(true)
 		l.turn.Unlock()
-		if l.polled() || l.isStopped() {
+		// Work left in the queue (a consumer's Poll cut the serving short,
+		// then went to sleep in Wait and handed the work back) is not in
+		// the epoll set any more: serve it before any sleep, or nobody
+		// would.
+		if left || l.polled() || l.isStopped() {
 			continue
 		}
 		// Put the set in the outer one (a readiness that came meanwhile is
