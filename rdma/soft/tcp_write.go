@@ -361,16 +361,18 @@ func (w *tcpWire) wakePostersLocked() {
 	}
 }
 
-// postWriteMax bounds what a post writes itself when more than twice as
-// much is queued: the writer goroutine writes the rest, so that a post
-// returns in bounded time whatever the size (straight from the registered
-// memory either way).
-const postWriteMax = 64 << 10
+// postWriteMax bounds what a post (or a consumer's Poll) writes itself:
+// with more queued than that, it writes nothing and hands the lot to the
+// writer goroutine, so that it returns in bounded time whatever the size
+// (the data goes straight from the registered memory either way). Writing
+// a first part itself would only make the call longer: the rest needs the
+// goroutine anyway.
+const postWriteMax = 128 << 10
 
 // writeLoop writes while there is work; the caller holds the right to
 // write. block waits for room (the writer goroutine only). budget, when
-// not 0, is what this thread writes of a large queue before it hands the
-// rest to the writer goroutine.
+// not 0, bounds one write of this thread: more gathered than that is
+// handed to the writer goroutine, unwritten.
 func (w *tcpWire) writeLoop(block bool, budget int) {
 	for {
 		w.wmu.Lock()
@@ -384,18 +386,17 @@ func (w *tcpWire) writeLoop(block bool, budget int) {
 		if w.careful {
 			n = 1
 		}
-		over := false
-		if budget > 0 {
-			n, over = trimIovs(w.wiov[:n], budget)
+		var k int
+		var err error
+		if budget > 0 && iovLen(w.wiov[:n]) > budget {
+			err = unix.EAGAIN // the writer goroutine writes it
+		} else {
+			w.wmu.Unlock()
+			k, err = w.sendv(w.wiov[:n], block)
+			w.wmu.Lock()
 		}
-		w.wmu.Unlock()
-		k, err := w.sendv(w.wiov[:n], block)
 		var out written
-		w.wmu.Lock()
 		w.advanceLocked(k, &out)
-		if over && err == nil && w.hasWorkLocked() {
-			err = unix.EAGAIN // the writer goroutine goes on
-		}
 		ok := err == nil || err == unix.EAGAIN
 		if err == unix.EFAULT {
 			// The kernel drops a whole copy chunk on a fault, so the
@@ -441,27 +442,6 @@ func (w *tcpWire) writeLoop(block bool, budget int) {
 			return
 		}
 	}
-}
-
-// trimIovs cuts v to budget bytes when it holds more than twice as much,
-// and reports whether it did (the iovec past the cut is left changed: the
-// next gather rebuilds them).
-func trimIovs(v []iov, budget int) (int, bool) {
-	total := 0
-	for i := range v {
-		total += v[i].Len
-	}
-	if total <= 2*budget {
-		return len(v), false
-	}
-	for i := range v {
-		if v[i].Len >= budget {
-			v[i].Len = budget
-			return i + 1, true
-		}
-		budget -= v[i].Len
-	}
-	return len(v), false
 }
 
 // report tells the engine what a write completed (no wire lock held).
