@@ -32,8 +32,7 @@ CBIN=$repo/build/ctest
 
 STEPS=(devinfo rc_pingpong rping smoke_rxe go_verbs ia_query pairs memlock smoke_siw)
 # Not in the default steps: ctest_verbs (the whole C suite over godat-verbs,
-# make check-verbs-ctest) takes about 25 min under TCG and still has cases
-# failing that vm/ctest-verbs-xfail.txt does not explain (README, "Verbs").
+# make check-verbs-ctest) takes about 25 min under TCG.
 
 # Steps that take longer than STEP_TIMEOUT (seconds).
 : "${STEP_TIMEOUT_go_verbs:=1200}"
