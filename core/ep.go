@@ -139,6 +139,12 @@ func (ia *IA) CreateEP(cfg EPConfig) (*EP, error) {
 		if err := cfg.SRQ.usableLocked(ia); err != nil {
 			return nil, err
 		}
+		// dat_ep_create_with_srq(3DAT): DAT_INVALID_PARAMETER when
+		// "pz_handle specified does not match the one for SRQ", on a
+		// provider without srq_ep_pz_difference_supported.
+		if !ia.attr.SRQPDDifference && cfg.PZ != cfg.SRQ.pz {
+			return nil, ErrArg(ArgPZ)
+		}
 	}
 	// Any live EVD of the right kind will do, of this IA or another IA of
 	// the process (reference providers check the handle and the EVD's

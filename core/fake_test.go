@@ -80,7 +80,7 @@ type fakeDev struct {
 }
 
 const fakeCaps = rdma.CapSRQ | rdma.CapSRQLimit | rdma.CapSolicitedFlag | rdma.CapQPOutstanding |
-	rdma.CapQPReconfigure | rdma.CapCQGrow | rdma.CapAnyServiceID | rdma.CapPostCheck
+	rdma.CapQPReconfigure | rdma.CapCQGrow | rdma.CapAnyServiceID | rdma.CapPostCheck | rdma.CapSRQPDDifference
 
 func (d *fakeDev) Query() rdma.DeviceAttr {
 	return rdma.DeviceAttr{Name: "fake", Vendor: "test", Caps: fakeCaps, MaxQP: 4096, MaxQPWR: 1024, MaxSGE: 8,

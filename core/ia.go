@@ -34,6 +34,9 @@ type IAAttr struct {
 	MaxEPPerSRQ             int
 	MaxRecvPerSRQ           int
 	MaxPrivateData          int
+	// SRQPDDifference: an EP may use an SRQ of another PZ
+	// (srq_ep_pz_difference_supported).
+	SRQPDDifference bool
 }
 
 // IAConfig is what OpenIA needs.
@@ -198,7 +201,7 @@ func attrFromDevice(d *device) IAAttr {
 		MaxPZs: a.MaxPD, MaxMessageSize: a.MaxMsgSize, MaxRDMASize: a.MaxMsgSize,
 		MaxRMRs: a.MaxMR, MaxRMRTargetAddress: 1<<47 - 1,
 		MaxSRQs: a.MaxSRQ, MaxEPPerSRQ: a.MaxQP, MaxRecvPerSRQ: a.MaxSRQWR,
-		MaxPrivateData: a.MaxPrivateData,
+		MaxPrivateData: a.MaxPrivateData, SRQPDDifference: a.Caps&rdma.CapSRQPDDifference != 0,
 	}
 }
 

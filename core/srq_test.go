@@ -484,6 +484,13 @@ func TestSRQDifferentPZ(t *testing.T) {
 	require.Equal(t, DTOSuccess, ev.Status)
 	require.Equal(t, uint64(3), ev.Cookie)
 	require.Equal(t, ErrState(SubStatePZInUse), pz2.Free())
+	// A device without CapSRQPDDifference (verbs): such an EP is refused,
+	// one of the SRQ's PZ is not.
+	s.ia.attr.SRQPDDifference = false
+	_, err = s.ia.CreateEP(EPConfig{PZ: pz2, RecvEVD: s.dto, ReqEVD: s.dto, ConnEVD: s.conn, SRQ: q})
+	require.Equal(t, ErrArg(ArgPZ), err)
+	_, err = s.ia.CreateEP(EPConfig{PZ: s.pz, RecvEVD: s.dto, ReqEVD: s.dto, ConnEVD: s.conn, SRQ: q})
+	require.NoError(t, err)
 }
 
 func TestSRQEPAttrSoftHW(t *testing.T) {

@@ -149,7 +149,8 @@ static inline void blocked_start(struct blocked *b, void *(*fn)(void *), DAT_HAN
  * a shared futex(2) wait, the doorbell of the software provider's waits
  * (peers wake it through their mapping, rdma/soft/futex_unsafe.go), or
  * ppoll(2), where the verbs backend's leading waiter sleeps on its
- * completion channel (rdma/verbs/chan.c). The Go runtime, glibc and ASan
+ * completion channel (its other waiters: a shared futex, rdma/verbs/chan.c).
+ * The Go runtime, glibc and ASan
  * sleep on private futexes (FUTEX_PRIVATE_FLAG in the op, the second
  * argument /proc shows): a thread entering the library for the first time
  * may sleep on a runtime lock before it reaches the wait. */

@@ -166,8 +166,9 @@ static void dat_ep_create_with_srq__invalid_handle(void **state)
  * was invalid or a combination of attributes or parameters is invalid."
  * ep_attributes "Cannot be NULL."; a NULL ep_handle; attributes beyond the
  * IA's limits; a negative srq_soft_hw that is not DAT_HW_DEFAULT. (The
- * page's example, a PZ that does not match the SRQ's, is allowed here:
- * srq_ep_pz_difference_supported, see dat_srq_create.) */
+ * page's example, a PZ that does not match the SRQ's, is allowed where the
+ * IA reports srq_ep_pz_difference_supported and refused where it does not:
+ * see dat_srq_create.) */
 static void dat_ep_create_with_srq__invalid_parameter(void **state)
 {
 	(void)state;

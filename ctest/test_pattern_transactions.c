@@ -185,7 +185,18 @@ static void client_thread_body(struct cthread *ct)
 		int seen[NEPS][OP_COUNT];
 		memset(seen, 0, sizeof seen);
 		for (int n = 0; n < NEPS * OP_COUNT; n++) {
-			T_OK(r, pat_next(&w, dto, &ev, PAT_TMO));
+			DAT_RETURN got = pat_next(&w, dto, &ev, PAT_TMO);
+			if (got != DAT_SUCCESS) {
+				/* Which completions never came (write, read, send, receive per EP). */
+				char miss[128] = "";
+				for (int e = 0; e < NEPS; e++)
+					for (int op = 0; op < OP_COUNT; op++)
+						if (!seen[e][op])
+							snprintf(miss + strlen(miss), sizeof miss - strlen(miss), " %d:%s", e,
+								 (const char *[]){"write", "read", "send", "recv"}[op]);
+				T_FAIL(r, "iteration %d: %d of %d completions, then %s; missing (EP:request)%s", i, n,
+				       NEPS * OP_COUNT, ret_name(got), miss);
+			}
 			T_TRUE(r, ev.event_number == DAT_DTO_COMPLETION_EVENT, "event %s", event_name(ev.event_number));
 			DAT_DTO_COMPLETION_EVENT_DATA d = ev.event_data.dto_completion_event_data;
 			uint64_t c = d.user_cookie.as_64;

@@ -36,6 +36,11 @@ const (
 	// segments against the registrations when the request is posted and
 	// fail synchronously (verbs reports such faults as completions).
 	CapPostCheck
+	// CapSRQPDDifference: a QP on an SRQ may be of another PD than the
+	// SRQ's, its receives into the SRQ's buffers checked against the SRQ's
+	// PD. Verbs does not promise it (rdma_rxe checks them against the QP's
+	// PD and fails the receive), so core refuses such a QP without it.
+	CapSRQPDDifference
 )
 
 // DeviceAttr are a device's honest limits (ibv_query_device and

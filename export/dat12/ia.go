@@ -90,12 +90,16 @@ func PutProviderAttr(out unsafe.Pointer, ia *core.IA) {
 		}
 	}
 	// SRQs with low and high watermarks, exact available/outstanding counts
-	// and dat_ep_recv_query counts; an SRQ's buffers are checked against its
-	// own PZ, so its EPs may use other PZs. DAT 1.2 defines no values for
-	// the DAT_COUNT fields: 1 (DAT_TRUE) means supported.
+	// and dat_ep_recv_query counts; where the device checks an SRQ's
+	// buffers against the SRQ's own PZ (the software provider), its EPs may
+	// use other PZs. DAT 1.2 defines no values for the DAT_COUNT fields: 1
+	// (DAT_TRUE) means supported.
 	v.srq_supported = C.DAT_TRUE
 	v.srq_watermarks_supported = C.DAT_TRUE
-	v.srq_ep_pz_difference_supported = C.DAT_TRUE
+	v.srq_ep_pz_difference_supported = C.DAT_FALSE
+	if a.SRQPDDifference {
+		v.srq_ep_pz_difference_supported = C.DAT_TRUE
+	}
 	v.srq_info_supported = C.DAT_TRUE
 	v.ep_recv_info_supported = C.DAT_TRUE
 	v.lmr_sync_req = C.DAT_FALSE

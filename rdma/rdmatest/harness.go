@@ -169,6 +169,7 @@ var capNameList = []struct {
 	{rdma.CapQPOutstanding, "CapQPOutstanding"}, {rdma.CapQPReconfigure, "CapQPReconfigure"},
 	{rdma.CapCQGrow, "CapCQGrow"}, {rdma.CapAnyServiceID, "CapAnyServiceID"},
 	{rdma.CapMemoryWindows, "CapMemoryWindows"}, {rdma.CapPostCheck, "CapPostCheck"},
+	{rdma.CapSRQPDDifference, "CapSRQPDDifference"},
 }
 
 func capNames(c rdma.Caps) string {

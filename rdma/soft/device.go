@@ -39,7 +39,7 @@ const (
 )
 
 // caps are the optional features soft has.
-const caps = rdma.CapSRQ | rdma.CapSRQLimit | rdma.CapSolicitedFlag | rdma.CapQPOutstanding |
+const caps = rdma.CapSRQ | rdma.CapSRQLimit | rdma.CapSRQPDDifference | rdma.CapSolicitedFlag | rdma.CapQPOutstanding |
 	rdma.CapQPReconfigure | rdma.CapCQGrow | rdma.CapAnyServiceID | rdma.CapPostCheck
 
 func init() { rdma.Register("soft", open) }

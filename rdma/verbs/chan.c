@@ -25,6 +25,14 @@
 // SIGURG, the Go runtime's preemption signal, is blocked during both
 // sleeps, so that only a consumer's signal handler makes a wait report
 // EINTR.
+//
+// The futex on gen is a shared one (no FUTEX_PRIVATE_FLAG), like the
+// software provider's waits, although gen is in private memory: the Go
+// runtime and libc sleep on private futexes only, so a thread seen in a
+// shared futex wait (/proc/PID/task/TID/syscall) is in a DAT wait and not
+// on some lock on its way there, which is how the C suite knows a waiter is
+// blocked before it acts (ctest/pages.h). The kernel keys it by the address
+// in this process, as a private one; it costs a page lookup per call.
 
 #define _GNU_SOURCE /* ppoll */
 #include <errno.h>
@@ -97,7 +105,7 @@ static void wake_sleepers(struct gd_ch *ch)
 {
 	ADD(&ch->gen, 1);
 	if (LOAD(&ch->sleepers))
-		syscall(SYS_futex, &ch->gen, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+		syscall(SYS_futex, &ch->gen, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
 static void kick(int fd)
@@ -223,7 +231,7 @@ static int sleep_once(struct gd_ch *ch, uint32_t gen, int64_t ns)
 	}
 	block_preempt(&mask, &old);
 	pthread_sigmask(SIG_SETMASK, &mask, NULL);
-	r = syscall(SYS_futex, &ch->gen, FUTEX_WAIT_PRIVATE, gen, tsp, NULL, 0);
+	r = syscall(SYS_futex, &ch->gen, FUTEX_WAIT, gen, tsp, NULL, 0);
 	int intr = r < 0 && errno == EINTR;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return intr;

@@ -26,6 +26,8 @@ package verbs
 import "C"
 
 import (
+	"errors"
+	"net"
 	"net/netip"
 	"syscall"
 	"time"
@@ -104,6 +106,24 @@ func remoteAddr(addr, own netip.Addr) netip.Addr {
 	return addr
 }
 
+// routed reports whether this host has a route from src to dst. The
+// connection's id is bound to the device's address, so rdma_resolve_addr
+// looks the route up through the device's interface, where Linux takes a
+// destination without a route as on the link and asks ARP for it until
+// the resolution times out: a connect to an unrouted address would time
+// out rather than be unreachable. A lookup without the interface (a UDP
+// socket's connect, which sends nothing) fails at once, ENETUNREACH, as
+// the software transport's TCP connect does.
+func routed(src, dst netip.Addr) bool {
+	c, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(src, 0)),
+		net.UDPAddrFromAddrPort(netip.AddrPortFrom(dst, 9)))
+	if err != nil {
+		return !errors.Is(err, syscall.ENETUNREACH) && !errors.Is(err, syscall.EHOSTUNREACH)
+	}
+	c.Close()
+	return true
+}
+
 // Connect starts an active connection to serviceID at addr.
 func (q *qp) Connect(addr netip.AddrPort, serviceID uint64, priv []byte, timeout time.Duration) error {
 	d := q.d
@@ -113,6 +133,8 @@ func (q *qp) Connect(addr netip.AddrPort, serviceID uint64, priv []byte, timeout
 	if timeout <= 0 {
 		timeout = defaultConnectTimeout
 	}
+	dst := remoteAddr(addr.Addr(), d.addr)
+	reach := dst == d.addr || routed(d.addr, dst)
 	return d.locked(func() error {
 		if q.dead {
 			return rdma.ErrClosed
@@ -123,14 +145,31 @@ func (q *qp) Connect(addr netip.AddrPort, serviceID uint64, priv []byte, timeout
 		c := &conn{q: q, h: newHandle(), active: true, phase: phResolving, sid: serviceID,
 			priv: reqHeader(serviceID, priv), deadline: time.Now().Add(timeout),
 			local:  netip.AddrPortFrom(d.addr, 0),
-			remote: netip.AddrPortFrom(remoteAddr(addr.Addr(), d.addr), portOf(serviceID))}
+			remote: netip.AddrPortFrom(dst, portOf(serviceID))}
 		if r := C.gd_cm_create_id(d.ech, C.uint64_t(c.h), &c.id); r != 0 {
 			c.id = nil
 			return wrap("rdma_create_id", errnoOf(r, nil))
 		}
+		// Bound here rather than by rdma_resolve_addr, so that the EP
+		// has its local port from the call on (dat_ep_connect(3DAT):
+		// "the Endpoint is bound to a Port Qualifier of the local IA"):
+		// librdmacm learns the port of an id the resolution bound only
+		// with the resolution's event, and of one it binds at once.
+		la := sockaddr(c.local)
+		if r := C.gd_cm_bind(c.id, saPtr(&la)); r != 0 {
+			C.gd_cm_destroy_id(c.id)
+			return wrap("rdma_bind_addr", errnoOf(r, nil))
+		}
+		if p := int(C.gd_id_port(c.id)); p > 0 {
+			c.local = netip.AddrPortFrom(d.addr, uint16(p))
+		}
 		q.conn = c
 		d.objs[c.h] = c
 		q.setState(C.GD_QPS_CONN)
+		if !reach {
+			d.fail(c, rdma.CMUnreachable, nil)
+			return nil
+		}
 		src, dst := sockaddr(c.local), sockaddr(c.remote)
 		if r := C.gd_cm_resolve_addr(c.id, saPtr(&src), saPtr(&dst), c.msLeft()); r != 0 {
 			d.fail(c, rdma.CMUnreachable, nil)

@@ -24,6 +24,40 @@ type cq struct {
 	h    uint64
 	refs int // QPs completing into it; under d.mu
 	dead bool
+	// Under d.mu: asked is the depth the consumer asked for (CreateCQ,
+	// Resize); need is the completions its QPs and SRQs can have in it at
+	// once; depth is what the CQ was last created or resized to.
+	asked, need, depth int
+}
+
+// The completions a QP's queues can leave in a CQ are bounded: a work
+// request's slot is reused only once Poll has read its completion (shim.h),
+// so a queue of n slots has at most n completions outstanding. A CQ is kept
+// at least as deep as the sum over the queues completing into it, so that
+// it never overruns: an overrun is fatal on verbs (IBV_EVENT_CQ_ERR, every
+// QP of the CQ in Error), where the contract's consumer (core, DAT) treats
+// the depth as a minimum (dat_evd_create's evd_min_qlen) and the software
+// provider grows a CQ rather than lose a completion. Bounded by the
+// device's max_cqe: past it the CQ is as deep as the device allows.
+
+// fit grows the CQ to max(asked, need) when it is shallower; a device that
+// refuses keeps the CQ as it was (the overrun is then possible, as before).
+func (c *cq) fit() {
+	want := min(max(c.asked, c.need), c.d.attr.MaxCQE)
+	if c.dead || want <= c.depth {
+		return
+	}
+	if C.gd_cq_resize(c.c, C.int(want)) == 0 {
+		c.depth = want
+	}
+}
+
+// hold adds (n > 0) or removes the completions a queue can leave in the CQ.
+func (c *cq) hold(n int) {
+	c.need += n
+	if n > 0 {
+		c.fit()
+	}
 }
 
 // CreateCQ creates a completion queue of at least depth entries
@@ -52,7 +86,7 @@ func (d *device) CreateCQ(depth int, ch rdma.CompChannel, ctx uint64) (rdma.CQ, 
 			C.gd_cq_destroy_raw(ibcq)
 			return fmt.Errorf("verbs: CQ: %w", rdma.ErrNoResources)
 		}
-		out = &cq{d: d, c: gc, ch: c, ctx: ctx, h: h}
+		out = &cq{d: d, c: gc, ch: c, ctx: ctx, h: h, asked: depth, depth: depth}
 		runtime.AddCleanup(out, func(c *C.struct_gd_cq) { C.gd_cq_free(c) }, gc)
 		if c != nil {
 			c.refs++
@@ -100,12 +134,15 @@ func (c *cq) Resize(depth int) error {
 		if c.dead {
 			return rdma.ErrClosed
 		}
-		if r := C.gd_cq_resize(c.c, C.int(depth)); r != 0 {
+		// Never below what the QPs can leave in it (fit).
+		real := min(max(depth, c.need), c.d.attr.MaxCQE)
+		if r := C.gd_cq_resize(c.c, C.int(real)); r != 0 {
 			if r == C.GD_ECLOSED {
 				return rdma.ErrClosed
 			}
 			return wrap("ibv_resize_cq", errnoOf(r, nil))
 		}
+		c.asked, c.depth = depth, real
 		return nil
 	})
 }

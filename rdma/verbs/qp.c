@@ -291,8 +291,12 @@ int gd_qp_kill(struct gd_qp *q, struct gd_cq *scq, struct gd_cq *rcq)
 	pthread_mutex_unlock(&q->rlock);
 	pthread_mutex_unlock(&q->slock);
 	ret = gd.destroy_qp(q->qp);
-	gd_cq_bury(scq, q->sq, GD_SLOT_SEND, q->num);
-	if (q->rq)
+	// A ring whose every post was accounted for by Poll (head == tail)
+	// has nothing left in a CQ: no grave, so that a CQ nobody polls does
+	// not keep the rings of every QP ever destroyed on it.
+	if (q->sq->tail != LOAD(&q->sq->head))
+		gd_cq_bury(scq, q->sq, GD_SLOT_SEND, q->num);
+	if (q->rq && q->rq->tail != LOAD(&q->rq->head))
 		gd_cq_bury(rcq, q->rq, GD_SLOT_RECV, q->num);
 	// The SRQ's receives this QP took may still be in its receive CQ:
 	// the grave names the QP so that Poll drops them.

@@ -57,6 +57,10 @@ type qp struct {
 	// this QP offers (QPInitAttr.MaxRdAtomic, MaxInitRdAtomic).
 	maxRd, maxInit int
 
+	// sHold and rHold are the completions the QP's queues can leave in
+	// its CQs (cq.go, fit).
+	sHold, rHold int
+
 	// Under d.mu:
 	dead    bool
 	conn    *conn // the connection or attempt since the last Reset
@@ -187,6 +191,14 @@ func (d *device) createQPLocked(a rdma.QPInitAttr) (*qp, error) {
 		q.maxInit = at.MaxQPInitRdAtom
 	}
 	runtime.AddCleanup(q, func(c *C.struct_gd_qp) { C.gd_qp_put(c) }, gq)
+	// The send ring's slots (the marker's included) and the receive
+	// ring's, or the SRQ's, which may all complete on this QP's CQ.
+	q.sHold, q.rHold = granted.MaxSendWR+1, granted.MaxRecvWR
+	if s != nil {
+		q.rHold = s.max
+	}
+	scq.hold(q.sHold)
+	rcq.hold(q.rHold)
 	p.refs++
 	scq.refs++
 	rcq.refs++
@@ -365,6 +377,8 @@ func (q *qp) destroyLocked() {
 		q.conn = nil
 	}
 	C.gd_qp_kill(q.c, q.scq.c, q.rcq.c)
+	q.scq.hold(-q.sHold)
+	q.rcq.hold(-q.rHold)
 	q.pd.refs--
 	q.scq.refs--
 	q.rcq.refs--
