@@ -114,11 +114,21 @@ func go_dat_evd_dequeue(h C.godat_handle, out *C.DAT_EVENT) (ret C.DAT_RETURN) {
 	}
 	var ev core.Event
 	if err := evd.Dequeue(&ev); err != nil {
+		if e, ok := err.(core.Error); ok && e == queueEmpty {
+			return dequeueEmpty // what datReturn makes of it, known once
+		}
 		return datReturn(c, err)
 	}
 	dat12.FillEvent(unsafe.Pointer(out), &ev)
 	return C.DAT_SUCCESS
 }
+
+// queueEmpty is the error of a polling dequeue that finds nothing, and
+// dequeueEmpty its DAT_RETURN: a polling consumer gets it over and over.
+var (
+	queueEmpty   = core.AsError(core.ErrQueueEmpty)
+	dequeueEmpty = datReturn(callEVDDequeue, core.ErrQueueEmpty)
+)
 
 var callEVDWait = dat12.NewCall("dat_evd_wait", dat12.Args{core.ArgThreshold: 3})
 
