@@ -53,8 +53,15 @@ func (q *qp) recvStatus(r *rqe, L uint64) rdma.WCStatus {
 // errWait: no receive yet (SRQ empty); the wire keeps the message and
 // retries it on resume. Another error ends the connection.
 func (q *qp) onSend(c *conn, h *hdr, p payload) error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.mu.Lock() // no defer, as in postSend
+	err := q.onSendLocked(c, h, p)
+	q.mu.Unlock()
+	return err
+}
+
+// onSendLocked is onSend with q.mu held (released and taken again around
+// a placement that is not a copy from memory).
+func (q *qp) onSendLocked(c *conn, h *hdr, p payload) error {
 	if q.c != c {
 		return errGone
 	}

@@ -258,7 +258,7 @@ func (d *device) takeHintsLocked(budget int) (took, more bool) {
 		if q == nil {
 			continue // stale: the QP is gone
 		}
-		if w := q.shmw.Load(); w != nil && w.gen == gen {
+		if w := q.shmw.Load(); w != nil && w.gen == gen && (kick || !w.behind(seq)) {
 			w.onHint(seq, kick)
 		}
 	}
