@@ -12,9 +12,10 @@ import (
 // need (ErrPrivileges: unknown key or missing right; ErrProtection: another
 // PD; ErrInvalid: outside the region).
 func (d *device) checkSGL(kc *keyCache, pd uint32, sgl []rdma.SGE, need rdma.Access) error {
+	g := d.keys.gen.Load()
 	for i := range sgl {
 		s := &sgl[i]
-		if s.Length == 0 {
+		if s.Length == 0 || kc.holds(g, s, pd, need) {
 			continue
 		}
 		r, ok := d.keys.lookupCached(kc, s.LKey)
@@ -37,9 +38,14 @@ func (d *device) checkSGL(kc *keyCache, pd uint32, sgl []rdma.SGE, need rdma.Acc
 // request executes: a region may go while the request waits).
 func (d *device) sglLen(kc *keyCache, pd uint32, sgl []rdma.SGE, need rdma.Access) (uint64, bool) {
 	var n uint64
+	g := d.keys.gen.Load()
 	for i := range sgl {
 		s := &sgl[i]
 		if s.Length == 0 {
+			continue
+		}
+		if kc.holds(g, s, pd, need) {
+			n += uint64(s.Length)
 			continue
 		}
 		r, ok := d.keys.lookupCached(kc, s.LKey)

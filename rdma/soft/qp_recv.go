@@ -113,8 +113,9 @@ func (q *qp) onSendLocked(c *conn, h *hdr, p payload) error {
 		st = rdma.WCLocProtErr
 	}
 	var hand *cqHand
-	if _, shm := c.w.(*shmWire); shm {
+	if w, shm := c.w.(*shmWire); shm {
 		hand = &q.dev.in.hand // the shm drain holds inbound.mu
+		w.heardGrantLocked(w.rxGrant)
 	}
 	q.completeRecvLocked(r, st, L, h.flags&flSolicited != 0, hand)
 	c.placedIn = q.rcq

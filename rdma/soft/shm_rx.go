@@ -95,7 +95,7 @@ func (w *shmWire) drainData(seq uint32, all bool) bool {
 			w.violation()
 			return false
 		}
-		w.heardGrant(grant)
+		w.rxGrant = grant // taken under q.mu by onSend
 		var p payload
 		if h.len > eagerMax {
 			w.pull = shmPull{w: w}
