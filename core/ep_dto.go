@@ -289,30 +289,28 @@ func (ep *EP) PostRecv(segs []Segment, cookie uint64, flags CompletionFlags) err
 	if flags&^completionAll != 0 {
 		return ErrArg(ArgCompletionFlags)
 	}
-	ep.mu.Lock()
-	dead, srq, evd := ep.dead, ep.srq, ep.recvEVD
-	recvFlags := ep.attr.RecvCompletionFlags
-	maxIOV := ep.attr.MaxRecvIOV
-	ep.mu.Unlock()
-	switch {
-	case dead:
-		return ErrHandle(SubHandleEP)
-	case srq != nil:
-		return ErrState(SubNone)
-	case evd == nil:
-		return ErrState(SubStateEPEVDRecv)
-	case flags&CompletionUnsignalled != 0 && recvFlags&CompletionUnsignalled == 0:
-		return ErrArg(ArgCompletionFlags)
-	}
 	ep.recvMu.Lock() // no defer, as in postRequest
-	err := ep.postRecvLocked(segs, cookie, flags, maxIOV)
+	err := ep.postRecvLocked(segs, cookie, flags)
 	ep.recvMu.Unlock()
 	return err
 }
 
-// postRecvLocked is PostRecv's part under ep.recvMu.
-func (ep *EP) postRecvLocked(segs []Segment, cookie uint64, flags CompletionFlags, maxIOV int) error {
-	sgl, _, err := fillSGL(ep.rsge[:], segs, maxIOV)
+// postRecvLocked is PostRecv's part under ep.recvMu. What it reads of the
+// EP (dead, the receive EVD, the receive attributes) is written under
+// recvMu as well as ep.mu, so a post takes no ep.mu (the SRQ is the EP's
+// for life).
+func (ep *EP) postRecvLocked(segs []Segment, cookie uint64, flags CompletionFlags) error {
+	switch {
+	case ep.dead:
+		return ErrHandle(SubHandleEP)
+	case ep.srq != nil:
+		return ErrState(SubNone)
+	case ep.recvEVD == nil:
+		return ErrState(SubStateEPEVDRecv)
+	case flags&CompletionUnsignalled != 0 && ep.attr.RecvCompletionFlags&CompletionUnsignalled == 0:
+		return ErrArg(ArgCompletionFlags)
+	}
+	sgl, _, err := fillSGL(ep.rsge[:], segs, ep.attr.MaxRecvIOV)
 	if err != nil {
 		return err
 	}
