@@ -14,7 +14,12 @@ import (
 )
 
 func epOf(h C.godat_handle) (*core.EP, error) {
-	return lookup[*core.EP](h, core.TypeEP, core.SubHandleEP)
+	if o, ok := cabi.LookupObj(uintptr(h), core.TypeEP); ok {
+		if ep, ok := o.(*core.EP); ok {
+			return ep, nil
+		}
+	}
+	return nil, core.ErrHandle(core.SubHandleEP)
 }
 
 func createEP(c *dat12.Call, h C.godat_handle, pzh C.godat_handle, recv, req, conn C.godat_handle, srqh C.godat_handle,

@@ -9,11 +9,17 @@ import (
 	"unsafe"
 
 	"godat/core"
+	"godat/export/cabi"
 	"godat/export/dat12"
 )
 
 func evdOf(h C.godat_handle) (*core.EVD, error) {
-	return lookup[*core.EVD](h, core.TypeEVD, core.SubNone)
+	if o, ok := cabi.LookupObj(uintptr(h), core.TypeEVD); ok {
+		if e, ok := o.(*core.EVD); ok {
+			return e, nil
+		}
+	}
+	return nil, core.ErrHandle(core.SubNone)
 }
 
 var callEVDCreate = dat12.NewCall("dat_evd_create", dat12.Args{core.ArgQLen: 2, core.ArgEVDFlags: 4})

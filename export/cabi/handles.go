@@ -176,6 +176,18 @@ func Lookup[T core.Obj](h uintptr, want core.HandleType, sub core.Sub) (T, error
 	return o, nil
 }
 
+// LookupObj resolves a handle of family want to its object; ok is false
+// when h names no live object of that family. The data-path wrappers use
+// it with their own type assertion, one compare, where Lookup's generic
+// one reads its type from a dictionary.
+func LookupObj(h uintptr, want core.HandleType) (o core.Obj, ok bool) {
+	e := Handles.entry(h)
+	if e == nil || e.typ != want {
+		return nil, false
+	}
+	return e.obj, true
+}
+
 // LookupOptional is Lookup where 0 (DAT_HANDLE_NULL) means "none".
 func LookupOptional[T core.Obj](h uintptr, want core.HandleType, sub core.Sub) (T, error) {
 	var zero T
