@@ -135,6 +135,10 @@ func (w *shmWire) send(h *hdr, sgl []rdma.SGE) issued {
 	nsge := 0
 	if h.len > eagerMax {
 		nsge = putRdvDesc(w.mem, dst, sgl)
+	} else if len(sgl) == 1 { // the usual send: one segment of h.len bytes
+		if !copyIn(w.mem.b[dst:dst+int(h.len)], sgl[0].Addr) {
+			return issuedFault // nothing published: the slot is reused
+		}
 	} else {
 		b := w.mem.b[dst : dst+int(h.len)]
 		for i := range sgl {
