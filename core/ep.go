@@ -460,7 +460,14 @@ func (ep *EP) Modify(attr EPAttr, h EPHandles) error {
 	}
 	rearm := ep.srq != nil && attr.SRQSoftHW != ep.attr.SRQSoftHW
 	ep.notifyControl(ep.attr, -1) // on the old EVDs, before the swap below
+	oldRecv := ep.recvEVD
+	ep.recvMu.Lock() // PostRecv reads both under recvMu alone
 	ep.attr = attr
+	ep.recvEVD = recv
+	ep.recvMu.Unlock()
+	if oldRecv != recv && oldRecv != nil {
+		oldRecv.use(-1) // recv was counted when it was acquired above
+	}
 	ep.solicitedOnly.Store(attr.RecvCompletionFlags&CompletionSolicitedWait != 0)
 	if rearm {
 		// A new srq_soft_hw is a new setting of the soft watermark.
@@ -483,7 +490,6 @@ func (ep *EP) Modify(attr EPAttr, h EPHandles) error {
 		}
 		*cur = nu // counted when it was acquired above
 	}
-	swap(&ep.recvEVD, recv)
 	swap(&ep.reqEVD, req)
 	swap(&ep.connEVD, conn)
 	if ep.srq != nil {
@@ -609,7 +615,9 @@ func (ep *EP) destroyLocked() {
 		ep.mu.Unlock()
 		return
 	}
+	ep.recvMu.Lock() // PostRecv reads dead under recvMu alone
 	ep.dead = true
+	ep.recvMu.Unlock()
 	ep.setStateLocked(EPDisconnected)
 	ep.private = nil
 	ep.notifyControl(ep.attr, -1)

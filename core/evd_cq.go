@@ -43,7 +43,7 @@ func (e *EVD) pumpDequeue(out *Event) bool {
 		if n == 1 && e.queued.Load() == 0 && !e.blocked.Load() && !e.hasCNO.Load() {
 			// The usual poll: one completion, converted straight into out
 			// (a copy through e.evs would wait on the stores that built it).
-			if e.convertOne(&e.wcs[0], out) {
+			if e.convertOne(&e.wcs[0], out, true) {
 				out.EVD = e
 				out.reaped()
 				e.pollMu.Unlock()
@@ -186,7 +186,7 @@ func (e *EVD) drainDeadLocked() {
 func (e *EVD) convertLocked(n int) int {
 	k := 0
 	for i := 0; i < n; i++ {
-		if e.convertOne(&e.wcs[i], &e.evs[k]) {
+		if e.convertOne(&e.wcs[i], &e.evs[k], false) {
 			k++
 		}
 	}
@@ -194,8 +194,9 @@ func (e *EVD) convertLocked(n int) int {
 }
 
 // convertOne turns one polled completion into ev; false when it makes no
-// event. pollMu is held.
-func (e *EVD) convertOne(wc *rdma.WC, ev *Event) bool {
+// event. reaped: ev goes to the consumer at once (EP.recvEvent). pollMu is
+// held.
+func (e *EVD) convertOne(wc *rdma.WC, ev *Event, reaped bool) bool {
 	kind, id, seq := wridSplit(wc.WRID)
 	switch kind {
 	case wrSend:
@@ -204,11 +205,11 @@ func (e *EVD) convertOne(wc *rdma.WC, ev *Event) bool {
 		}
 	case wrRecv:
 		if ep := epIDs.get(id); ep != nil {
-			return ep.recvDone(seq, wc, ev)
+			return ep.recvDone(seq, wc, ev, reaped)
 		}
 	case wrSRQ:
 		if s := srqIDs.get(id); s != nil {
-			return s.recvDone(seq, wc, ev)
+			return s.recvDone(seq, wc, ev, reaped)
 		}
 	}
 	return false

@@ -95,7 +95,7 @@ func (ia *IA) drainNoCQ() {
 		for i := 0; i < n; i++ {
 			wc := &ia.noCQWCs[i]
 			if kind, id, slot := wridSplit(wc.WRID); kind == wrSRQ {
-				if s := srqIDs.get(id); s != nil && s.recvDone(slot, wc, &ev) {
+				if s := srqIDs.get(id); s != nil && s.recvDone(slot, wc, &ev, true) {
 					ev.reaped()
 				}
 			}
@@ -244,9 +244,9 @@ func (s *SRQ) putSlot(i uint32) (uint64, bool) {
 }
 
 // recvDone converts a completion of the SRQ's receive in slot into out;
-// the EP is the one whose QP took the receive. Runs under the receive EVD's
-// pollMu.
-func (s *SRQ) recvDone(slot uint32, wc *rdma.WC, out *Event) bool {
+// the EP is the one whose QP took the receive (reaped: as in
+// EP.recvEvent). Runs under the receive EVD's pollMu.
+func (s *SRQ) recvDone(slot uint32, wc *rdma.WC, out *Event, reaped bool) bool {
 	cookie, ok := s.putSlot(slot)
 	if !ok {
 		Logf(LevelWarn, "SRQ %#x: completion of receive slot %d, which does not exist", s.Handle(), slot)
@@ -259,7 +259,7 @@ func (s *SRQ) recvDone(slot uint32, wc *rdma.WC, out *Event) bool {
 		s.outstanding.Add(-1)
 		return false
 	}
-	ep.recvEvent(cookie, 0, wc, s, out)
+	ep.recvEvent(cookie, 0, wc, s, out, reaped)
 	return true
 }
 

@@ -14,7 +14,12 @@ import (
 )
 
 func epOf(h C.godat_handle) (*core.EP, error) {
-	return lookup[*core.EP](h, core.TypeEP, core.SubHandleEP)
+	if o, ok := cabi.LookupObj(uintptr(h), core.TypeEP); ok {
+		if ep, ok := o.(*core.EP); ok {
+			return ep, nil
+		}
+	}
+	return nil, core.ErrHandle(core.SubHandleEP)
 }
 
 func createEP(c *dat12.Call, h C.godat_handle, pzh C.godat_handle, recv, req, conn C.godat_handle, srqh C.godat_handle,
@@ -292,7 +297,32 @@ var callEPPostSend = dat12.NewCall("dat_ep_post_send", dat12.Args{core.ArgSegmen
 func go_dat_ep_post_send(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
 	c := callEPPostSend
 	defer c.Done((*uint32)(&ret), uintptr(h))
+	if n == 1 && iov != nil {
+		ep, seg, f, err := postOne(h, iov, flags)
+		if err != nil {
+			return datReturn(c, err)
+		}
+		return datReturn(c, ep.PostSend(seg[:], uint64(cookie), f))
+	}
 	return postLocal(c, sendOp, h, n, iov, cookie, nil, flags)
+}
+
+// postOne is postLocal's checks and conversion for the usual send or
+// receive, of one segment (what CheckIOV and post check of it, in the same
+// order: the handle, then the flags), without the general path's buffer
+// and dispatch.
+func postOne(h C.godat_handle, iov *C.DAT_LMR_TRIPLET, flags C.DAT_COMPLETION_FLAGS) (*core.EP, [1]core.Segment, core.CompletionFlags, error) {
+	var seg [1]core.Segment
+	ep, err := epOf(h)
+	if err != nil {
+		return nil, seg, 0, err
+	}
+	f, ok := dat12.CompletionFlags(uint32(flags))
+	if !ok {
+		return nil, seg, 0, core.ErrArg(core.ArgCompletionFlags)
+	}
+	seg[0] = dat12.Segment(unsafe.Pointer(iov))
+	return ep, seg, f, nil
 }
 
 var callEPPostRecv = dat12.NewCall("dat_ep_post_recv", dat12.Args{core.ArgSegmentCount: 2, core.ArgLocalIOV: 3, core.ArgCompletionFlags: 5})
@@ -301,6 +331,13 @@ var callEPPostRecv = dat12.NewCall("dat_ep_post_recv", dat12.Args{core.ArgSegmen
 func go_dat_ep_post_recv(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
 	c := callEPPostRecv
 	defer c.Done((*uint32)(&ret), uintptr(h))
+	if n == 1 && iov != nil {
+		ep, seg, f, err := postOne(h, iov, flags)
+		if err != nil {
+			return datReturn(c, err)
+		}
+		return datReturn(c, ep.PostRecv(seg[:], uint64(cookie), f))
+	}
 	return postLocal(c, recvOp, h, n, iov, cookie, nil, flags)
 }
 

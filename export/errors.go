@@ -20,8 +20,14 @@ import (
 
 func init() { cabi.Handles.SetProvider(unsafe.Pointer(&C.godat_provider)) }
 
-// datReturn is the DAT_RETURN of err in call c.
-func datReturn(c *dat12.Call, err error) C.DAT_RETURN { return C.DAT_RETURN(c.Return(err)) }
+// datReturn is the DAT_RETURN of err in call c; success, every data-path
+// call's outcome, without a call.
+func datReturn(c *dat12.Call, err error) C.DAT_RETURN {
+	if err == nil {
+		return C.DAT_SUCCESS
+	}
+	return C.DAT_RETURN(c.Return(err))
+}
 
 // lookup resolves a handle of family want to its object, or fails with
 // DAT_INVALID_HANDLE and sub.

@@ -9,11 +9,17 @@ import (
 	"unsafe"
 
 	"godat/core"
+	"godat/export/cabi"
 	"godat/export/dat12"
 )
 
 func evdOf(h C.godat_handle) (*core.EVD, error) {
-	return lookup[*core.EVD](h, core.TypeEVD, core.SubNone)
+	if o, ok := cabi.LookupObj(uintptr(h), core.TypeEVD); ok {
+		if e, ok := o.(*core.EVD); ok {
+			return e, nil
+		}
+	}
+	return nil, core.ErrHandle(core.SubNone)
 }
 
 var callEVDCreate = dat12.NewCall("dat_evd_create", dat12.Args{core.ArgQLen: 2, core.ArgEVDFlags: 4})
@@ -114,11 +120,21 @@ func go_dat_evd_dequeue(h C.godat_handle, out *C.DAT_EVENT) (ret C.DAT_RETURN) {
 	}
 	var ev core.Event
 	if err := evd.Dequeue(&ev); err != nil {
+		if e, ok := err.(core.Error); ok && e == queueEmpty {
+			return dequeueEmpty // what datReturn makes of it, known once
+		}
 		return datReturn(c, err)
 	}
 	dat12.FillEvent(unsafe.Pointer(out), &ev)
 	return C.DAT_SUCCESS
 }
+
+// queueEmpty is the error of a polling dequeue that finds nothing, and
+// dequeueEmpty its DAT_RETURN: a polling consumer gets it over and over.
+var (
+	queueEmpty   = core.AsError(core.ErrQueueEmpty)
+	dequeueEmpty = datReturn(callEVDDequeue, core.ErrQueueEmpty)
+)
 
 var callEVDWait = dat12.NewCall("dat_evd_wait", dat12.Args{core.ArgThreshold: 3})
 

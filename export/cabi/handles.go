@@ -127,23 +127,25 @@ func (t *Table) Release(o core.Obj) {
 	t.mu.Unlock()
 }
 
-// decode finds the slot of a handle value, checking range and alignment.
+// decode finds the slot of a handle value, checking range and alignment
+// (a value below the base wraps to an offset past the range).
 func (t *Table) decode(h uintptr) (uint32, bool) {
 	off := h - t.base
-	if h < t.base || off >= viewBytes*handleViews || off%stubSize != 0 {
+	if off >= viewBytes*handleViews || off%stubSize != 0 {
 		return 0, false
 	}
 	return uint32(off % viewBytes / stubSize), true
 }
 
-// entry returns the live entry for h, whatever its type.
+// entry returns the live entry for h, whatever its type. Every DAT call
+// makes one lookup, so the offset is decoded once here.
 func (t *Table) entry(h uintptr) *entry {
-	slot, ok := t.decode(h)
-	if !ok {
+	off := h - t.base
+	if off >= viewBytes*handleViews || off%stubSize != 0 {
 		return nil
 	}
-	e := t.slots[slot].Load()
-	if e == nil || uintptr(e.gen%handleViews) != (h-t.base)/viewBytes {
+	e := t.slots[off%viewBytes/stubSize].Load()
+	if e == nil || uintptr(e.gen%handleViews) != off/viewBytes {
 		return nil
 	}
 	return e
@@ -172,6 +174,18 @@ func Lookup[T core.Obj](h uintptr, want core.HandleType, sub core.Sub) (T, error
 		return zero, core.ErrHandle(sub)
 	}
 	return o, nil
+}
+
+// LookupObj resolves a handle of family want to its object; ok is false
+// when h names no live object of that family. The data-path wrappers use
+// it with their own type assertion, one compare, where Lookup's generic
+// one reads its type from a dictionary.
+func LookupObj(h uintptr, want core.HandleType) (o core.Obj, ok bool) {
+	e := Handles.entry(h)
+	if e == nil || e.typ != want {
+		return nil, false
+	}
+	return e.obj, true
 }
 
 // LookupOptional is Lookup where 0 (DAT_HANDLE_NULL) means "none".

@@ -48,8 +48,27 @@ var completionFlagBits = []flagBit[core.CompletionFlags]{
 	{C.DAT_COMPLETION_EVD_THRESHOLD_FLAG, core.CompletionEVDThreshold},
 }
 
-// CompletionFlags converts DAT_COMPLETION_FLAGS.
-func CompletionFlags(f uint32) (core.CompletionFlags, bool) { return fromC(completionFlagBits, f) }
+// CompletionFlags converts DAT_COMPLETION_FLAGS: every post converts one,
+// so the words of the low bits come from a table made once.
+func CompletionFlags(f uint32) (core.CompletionFlags, bool) {
+	if f < uint32(len(completionFlagWords)) {
+		w := completionFlagWords[f]
+		return w.g, w.ok
+	}
+	return fromC(completionFlagBits, f)
+}
+
+// completionFlagWords is fromC of every word below 32 (the bits DAT 1.2
+// defines), computed from the table.
+var completionFlagWords = func() (t [32]struct {
+	g  core.CompletionFlags
+	ok bool
+}) {
+	for f := range t {
+		t[f].g, t[f].ok = fromC(completionFlagBits, uint32(f))
+	}
+	return t
+}()
 
 // completionFlagsToC is the inverse of CompletionFlags.
 func completionFlagsToC(g core.CompletionFlags) C.DAT_COMPLETION_FLAGS {

@@ -12,7 +12,6 @@ package soft
 import (
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"godat/rdma"
 )
@@ -22,17 +21,13 @@ import (
 const maxCQE = 1 << 20
 
 type cq struct {
-	dev  *device
-	ch   *compChannel // nil: only polled
-	ctx  uint64
-	n    atomic.Int64            // completions held: the lock-free empty check
-	hot  atomic.Pointer[shmWire] // the connection that last completed a receive here (shm_dev.go)
-	refs atomic.Int32            // QPs completing into it
-	dead atomic.Bool
-	// polls counts the Polls under way: a Poll reads and drains the
-	// device's bell mapping, which Close unmaps only once every killed
-	// CQ's count is back to zero (a line the poller writes anyway).
-	polls atomic.Int32
+	dev   *device
+	ch    *compChannel // nil: only polled
+	ctx   uint64
+	n     atomic.Int64            // completions held: the lock-free empty check
+	hot   atomic.Pointer[shmWire] // the connection that last completed a receive here (shm_dev.go)
+	refs  atomic.Int32            // QPs completing into it
+	dead  atomic.Bool
 	armd  atomic.Bool // armed, for lent's look without mu
 	mu    sync.Mutex  // leaf, below qp.mu (see the lock order in qp.go)
 	ring  []rdma.WC
@@ -163,12 +158,12 @@ func (q *cq) lent(h *cqHand) *rdma.WC {
 // this host become completions (the drain may complete the first of them
 // straight into wc[0]: cqHand), and serves the device's TCP connections
 // that are readable (tcp_loop.go: one epoll_wait, then non-blocking reads).
+//
+// It takes no count and no lock to look: the bell it reads stays mapped
+// after Close (retireBell), and it writes the bell only in a drain, which
+// checks under inbound.mu that the device is open (drainFor, peekHot).
 func (q *cq) Poll(wc []rdma.WC) int {
 	d := q.dev
-	// Counted before dead is read, and kill stores dead before Close reads
-	// the count: a Poll that sees a live CQ keeps the bell mapped.
-	q.polls.Add(1)
-	defer q.polls.Add(-1)
 	if q.dead.Load() {
 		return 0
 	}
@@ -250,16 +245,7 @@ func (q *cq) Destroy() error {
 	q.kill()
 	delete(d.cqs, q)
 	d.mu.Unlock()
-	q.quiesce() // Close no longer sees it: its Polls end before we return
 	return nil
-}
-
-// quiesce waits for the Polls under way on a killed CQ to end (they never
-// block: each returns within one bounded drain).
-func (q *cq) quiesce() {
-	for q.polls.Load() > 0 {
-		time.Sleep(50 * time.Microsecond)
-	}
 }
 
 // kill marks the CQ destroyed and drops its completions; d.mu is held.

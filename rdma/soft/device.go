@@ -97,7 +97,7 @@ func open(p rdma.Params, async rdma.AsyncHandler) (rdma.Device, error) {
 	}
 	d.keyFd = fd
 	d.keys.init(m)
-	fd, m, err = newSegment("godat-bell", bellSegSize, false)
+	fd, m, err = newBell()
 	if err != nil {
 		d.release()
 		return nil, fmt.Errorf("soft: bell: %v: %w", err, rdma.ErrNoResources)
@@ -224,10 +224,8 @@ func (d *device) Close() error {
 	for s := range d.srqs {
 		s.kill()
 	}
-	cqs := make([]*cq, 0, len(d.cqs))
 	for c := range d.cqs {
 		c.kill()
-		cqs = append(cqs, c)
 	}
 	for c := range d.chans {
 		c.kill()
@@ -244,26 +242,29 @@ func (d *device) Close() error {
 	clear(d.cmchans)
 	clear(d.pds)
 	d.mu.Unlock()
-	// Wake whoever still sleeps on the bell and wait for them, and for the
-	// Polls of the CQs (which drain through it), to leave it before it goes
-	// (they return at once: the word changed, the CQs are dead).
+	// Wake whoever still sleeps on the bell and wait for them to leave it
+	// before it goes (they return at once: the word changed). A Poll reads
+	// the bell without counting itself (its range stays mapped: retireBell)
+	// and writes it only in a drain, under in.mu, after it checks closed: a
+	// drain under way ends before in.mu is ours, a later one sees closed.
 	d.ringSelf()
 	for d.bellUsers.Load() > 0 {
 		time.Sleep(50 * time.Microsecond)
 	}
-	for _, c := range cqs {
-		c.quiesce()
-	}
+	d.in.mu.Lock()
+	d.in.mu.Unlock() //nolint:staticcheck // an empty section: a barrier
 	d.release()
 	return nil
 }
 
-// release unmaps the segments and closes their descriptors.
+// release unmaps the segments and closes their descriptors. The bell's
+// range stays mapped (to zeros) and d.bell keeps pointing at it: a late
+// Poll may still read it (seg_unsafe.go).
 func (d *device) release() {
 	d.keys.mu.Lock()
 	d.keys.m.unmap()
 	d.keys.mu.Unlock()
-	d.bell.unmap()
+	retireBell(d.bell)
 	for _, fd := range []*int{&d.keyFd, &d.bellFd} {
 		if *fd >= 0 {
 			unix.Close(*fd)

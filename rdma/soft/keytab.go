@@ -111,6 +111,14 @@ type keyCache struct {
 	r   region
 }
 
+// holds reports whether the cached region, still valid at table
+// generation g, is s's (its key), of PD pd, with the rights need, and
+// covers s: the common post's whole check, in a few compares.
+func (c *keyCache) holds(g uint64, s *rdma.SGE, pd uint32, need rdma.Access) bool {
+	return s.LKey == c.key && g == c.gen && c.key != 0 && c.r.pd == pd && c.r.access&need == need &&
+		c.r.covers(s.Addr, uint64(s.Length))
+}
+
 // lookupCached is lookup through a cache its caller owns (under its lock).
 func (t *keyTable) lookupCached(c *keyCache, key uint32) (region, bool) {
 	g := t.gen.Load()

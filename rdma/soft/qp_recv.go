@@ -39,6 +39,14 @@ func (q *qp) recvPD() uint32 {
 // recvStatus is the status of placing L bytes in r: its segments must still
 // be registered (with local write) and hold L bytes.
 func (q *qp) recvStatus(r *rqe, L uint64) rdma.WCStatus {
+	// The usual receive: one segment in the region the QP's key cache
+	// holds, checked in a few inlined compares.
+	if r.nsge == 1 && q.kc.holds(q.dev.keys.gen.Load(), &r.sgl[0], q.recvPD(), rdma.AccessLocalWrite) {
+		if uint64(r.sgl[0].Length) < L {
+			return rdma.WCLocLenErr
+		}
+		return rdma.WCSuccess
+	}
 	capacity, ok := q.dev.sglLen(&q.kc, q.recvPD(), r.sgl[:r.nsge], rdma.AccessLocalWrite)
 	switch {
 	case !ok:
@@ -53,8 +61,15 @@ func (q *qp) recvStatus(r *rqe, L uint64) rdma.WCStatus {
 // errWait: no receive yet (SRQ empty); the wire keeps the message and
 // retries it on resume. Another error ends the connection.
 func (q *qp) onSend(c *conn, h *hdr, p payload) error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.mu.Lock() // no defer, as in postSend
+	err := q.onSendLocked(c, h, p)
+	q.mu.Unlock()
+	return err
+}
+
+// onSendLocked is onSend with q.mu held (released and taken again around
+// a placement that is not a copy from memory).
+func (q *qp) onSendLocked(c *conn, h *hdr, p payload) error {
 	if q.c != c {
 		return errGone
 	}
@@ -106,8 +121,9 @@ func (q *qp) onSend(c *conn, h *hdr, p payload) error {
 		st = rdma.WCLocProtErr
 	}
 	var hand *cqHand
-	if _, shm := c.w.(*shmWire); shm {
+	if w, shm := c.w.(*shmWire); shm {
 		hand = &q.dev.in.hand // the shm drain holds inbound.mu
+		w.heardGrantLocked(w.rxGrant)
 	}
 	q.completeRecvLocked(r, st, L, h.flags&flSolicited != 0, hand)
 	c.placedIn = q.rcq

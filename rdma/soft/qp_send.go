@@ -32,14 +32,7 @@ func (q *qp) issueLocked(fresh bool) (flush bool) {
 	if c == nil || q.issuing || q.state != rdma.QPSRTS && q.state != rdma.QPSSQD {
 		return false
 	}
-	// Verdicts that came without a notification, looked at now and then:
-	// the word is the peer's, and reading it on every post would cost a
-	// cache miss each time.
-	if out := q.sqTail - q.sqHead; out&15 == 0 || out >= uint64(q.cap.MaxSendWR)/2 {
-		if n, ok := c.w.ackedNow(); ok {
-			q.ackedLocked(c, n)
-		}
-	}
+issue:
 	for q.sqExec != q.sqTail {
 		e := &q.sq[q.sqExec&q.sqMask]
 		if e.state == sqDone { // failed at post (inline copy)
@@ -48,9 +41,10 @@ func (q *qp) issueLocked(fresh bool) (flush bool) {
 		}
 		switch q.issueOne(c, e, fresh && q.sqExec+1 == q.sqTail) {
 		case actWait:
-			return flush
+			break issue
 		case actWaitIO:
-			return true
+			flush = true
+			break issue
 		case actIO:
 			flush = true
 		case actAccess:
@@ -61,7 +55,7 @@ func (q *qp) issueLocked(fresh bool) (flush bool) {
 				// goroutine; q.issuing keeps the order meanwhile.
 				q.issuing = true
 				go q.issueAsync()
-				return flush
+				break issue
 			}
 			var sgl [maxSGE]rdma.SGE
 			n := copy(sgl[:], e.sgl[:e.nsge])
@@ -90,6 +84,16 @@ func (q *qp) issueLocked(fresh bool) (flush bool) {
 			return flush
 		}
 		q.sqExec++
+	}
+	// Verdicts that came without a notification, looked at now and then:
+	// the word is the peer's, and reading it on every post would cost a
+	// cache miss each time. Looked at once the request is on the wire, so
+	// that the miss is not on its way (what they complete is completed by
+	// the caller, after us).
+	if out := q.sqTail - q.sqHead; out&15 == 0 || out >= uint64(q.cap.MaxSendWR)/2 {
+		if n, ok := c.w.ackedNow(); ok {
+			q.ackedLocked(c, n)
+		}
 	}
 	return flush
 }

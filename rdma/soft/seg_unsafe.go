@@ -7,6 +7,7 @@ package soft
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -32,10 +33,16 @@ var errUnsealed = errors.New("soft: peer memory is not sealed against shrinking"
 // frozen also seals it with F_SEAL_FUTURE_WRITE once our mapping exists:
 // that mapping stays writable, but no descriptor can write it or map it
 // writable again. A read-only descriptor alone does not keep a peer of our
-// uid out: opening /proc/self/fd/N of it O_RDWR checks only the file's
+// uid out: opening /proc/self/fd/N of it O_RDONLY checks only the file's
 // mode (0777 for a memfd), so the registration table, which peers must
 // never write, is frozen.
 func newSegment(name string, size int, frozen bool) (int, seg, error) {
+	return newSegmentAt(name, size, frozen, nil)
+}
+
+// newSegmentAt is newSegment mapped over the range at (of size bytes) when
+// at is not nil.
+func newSegmentAt(name string, size int, frozen bool, at []byte) (int, seg, error) {
 	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
 		return -1, seg{}, err
@@ -44,7 +51,14 @@ func newSegment(name string, size int, frozen bool) (int, seg, error) {
 		unix.Close(fd)
 		return -1, seg{}, err
 	}
-	b, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	var b []byte
+	if at != nil {
+		_, err = unix.MmapPtr(fd, 0, unsafe.Pointer(&at[0]), uintptr(size), unix.PROT_READ|unix.PROT_WRITE,
+			unix.MAP_SHARED|unix.MAP_FIXED)
+		b = at
+	} else {
+		b, err = unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	}
 	if err != nil {
 		unix.Close(fd)
 		return -1, seg{}, err
@@ -54,11 +68,73 @@ func newSegment(name string, size int, frozen bool) (int, seg, error) {
 		seals |= unix.F_SEAL_FUTURE_WRITE
 	}
 	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, seals); err != nil {
-		_ = unix.Munmap(b)
+		if at != nil {
+			_ = zeroRange(at)
+		} else {
+			_ = unix.Munmap(b)
+		}
 		unix.Close(fd)
 		return -1, seg{}, err
 	}
 	return fd, seg{b: b}, nil
+}
+
+// Bell ranges. Poll reads its device's bell (the inbound queue's head
+// slot) without a lock or a count, so a bell's address range stays mapped
+// for the life of the process: Close puts a private read-only mapping of
+// zeros in place of the segment (one mmap with MAP_FIXED, so the range is
+// never unmapped, even for an instant), and the next device maps its own
+// bell over that range. A late Poll of a closed device reads zeros or that
+// next device's queue; either way all it does next is TryLock the closed
+// device's inbound.mu, under which it sees the device closed before it
+// writes anything (shm_dev.go).
+var bellRanges struct {
+	mu   sync.Mutex
+	free [][]byte // ranges of bellSegSize bytes, mapped to zeros
+}
+
+// newBell creates a device's bell segment, in a retired bell's range when
+// there is one.
+func newBell() (int, seg, error) {
+	bellRanges.mu.Lock()
+	var at []byte
+	if n := len(bellRanges.free); n > 0 {
+		at = bellRanges.free[n-1]
+		bellRanges.free = bellRanges.free[:n-1]
+	}
+	bellRanges.mu.Unlock()
+	if at == nil {
+		return newSegment("godat-bell", bellSegSize, false)
+	}
+	fd, m, err := newSegmentAt("godat-bell", bellSegSize, false, at)
+	if err != nil {
+		retireRange(at) // zeros again, kept for the next bell
+	}
+	return fd, m, err
+}
+
+// retireBell replaces a closed device's bell with zeros and keeps its range
+// for the next bell.
+func retireBell(m seg) {
+	if m.b != nil {
+		retireRange(m.b)
+	}
+}
+
+func retireRange(b []byte) {
+	if zeroRange(b) != nil {
+		return // still mapped as it was: kept out of the pool
+	}
+	bellRanges.mu.Lock()
+	bellRanges.free = append(bellRanges.free, b)
+	bellRanges.mu.Unlock()
+}
+
+// zeroRange maps private read-only zeros over b, in place.
+func zeroRange(b []byte) error {
+	_, err := unix.MmapPtr(-1, 0, unsafe.Pointer(&b[0]), uintptr(len(b)), unix.PROT_READ,
+		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED)
+	return err
 }
 
 // readOnlyFd opens a second, read-only descriptor of our memfd fd: what a

@@ -129,6 +129,10 @@ func (d *device) drainFor(q *cq, wc []rdma.WC) int {
 	if !in.mu.TryLock() {
 		return 0
 	}
+	if d.closed.Load() { // the bell is not ours to write any more (Close)
+		in.mu.Unlock()
+		return 0
+	}
 	in.lend(q, wc)
 	d.drainLocked()
 	k := in.reclaim()
@@ -166,6 +170,10 @@ func (in *inbound) reclaim() int {
 func (d *device) peekHot(q *cq, wc []rdma.WC) int {
 	in := &d.in
 	if !in.mu.TryLock() {
+		return 0
+	}
+	if d.closed.Load() { // as in drainFor
+		in.mu.Unlock()
 		return 0
 	}
 	in.lend(q, wc)
@@ -215,7 +223,9 @@ func (d *device) drainLocked() {
 		m.st32(bellOffOverflow, 0)
 		in.rescan.Store(true)
 	}
-	if !more && in.rescan.Swap(false) {
+	// Loaded before it is swapped: a swap is a locked instruction on every
+	// drain, and the flag is only ever cleared under in.mu.
+	if !more && in.rescan.Load() && in.rescan.Swap(false) {
 		d.rescanLocked()
 	}
 }
@@ -248,7 +258,7 @@ func (d *device) takeHintsLocked(budget int) (took, more bool) {
 		if q == nil {
 			continue // stale: the QP is gone
 		}
-		if w := q.shmw.Load(); w != nil && w.gen == gen {
+		if w := q.shmw.Load(); w != nil && w.gen == gen && (kick || !w.behind(seq)) {
 			w.onHint(seq, kick)
 		}
 	}

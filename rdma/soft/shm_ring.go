@@ -92,7 +92,7 @@ func (r *ring) room() bool {
 
 // publish makes the slot at head visible (its contents are written).
 func (r *ring) publish() {
-	r.m.st64(r.slot(r.head)+slotOffSeq, r.head+1)
+	r.m.pub64(r.slot(r.head)+slotOffSeq, r.head+1)
 	r.head++
 }
 

@@ -49,6 +49,15 @@ func (w *shmWire) onHint(seq uint32, kick bool) {
 	}
 }
 
+// behind reports whether the message at position seq was taken already
+// (in.mu held): a hot connection's message is usually taken before its
+// hint is (peekHot), and that hint then asks for nothing. A message's hint
+// carries no verdict news (those come with kicks), and what taking the
+// message owed (commitRx) was done when it was taken.
+func (w *shmWire) behind(seq uint32) bool {
+	return (seq-uint32(w.rx.tail))&hintSeqMask >= 1<<(hintSeqBits-1)
+}
+
 // drainCtl takes every published NAK; false when the connection ended.
 func (w *shmWire) drainCtl() bool {
 	for w.rxc.ready() {
@@ -73,7 +82,7 @@ func (w *shmWire) drainCtl() bool {
 // yet, and the caller waits for its completion.
 func (w *shmWire) drainData(seq uint32, all bool) bool {
 	for {
-		if !all && (seq-uint32(w.rx.tail))&hintSeqMask >= 1<<(hintSeqBits-1) {
+		if !all && w.behind(seq) {
 			return true // past the hinted message: later ones have hints of their own
 		}
 		if !w.rx.ready() {
@@ -86,7 +95,7 @@ func (w *shmWire) drainData(seq uint32, all bool) bool {
 			w.violation()
 			return false
 		}
-		w.heardGrant(grant)
+		w.rxGrant = grant // taken under q.mu by onSend
 		var p payload
 		if h.len > eagerMax {
 			w.pull = shmPull{w: w}
@@ -163,6 +172,9 @@ func (p *shmInline) inMemory() bool { return true }
 
 func (p *shmInline) place(dst []rdma.SGE, n uint64) (local, src bool, err error) {
 	b := p.m.b[p.off : p.off+int(n)]
+	if len(dst) == 1 { // the usual receive (n fits it: recvStatus)
+		return !copyOut(dst[0].Addr, b), false, nil
+	}
 	for i := 0; i < len(dst) && len(b) > 0; i++ {
 		k := min(int(dst[i].Length), len(b))
 		if !copyOut(dst[i].Addr, b[:k]) {

@@ -51,7 +51,8 @@ type shmWire struct {
 	inl        shmInline // the payload of the message being placed
 	pull       shmPull
 
-	peerG   atomic.Uint32 // the peer's grant as last heard
+	peerG   uint32        // the peer's grant as last heard (q.mu)
+	rxGrant uint32        // the grant of the message being placed (drain)
 	naksIn  atomic.Uint32 // the peer's NAKs taken from the control ring (drain)
 	ackIn   uint32        // the verdict count last reported to the engine (drain)
 	hotIn   *cq           // the CQ whose hot connection we are (drain)
@@ -134,6 +135,10 @@ func (w *shmWire) send(h *hdr, sgl []rdma.SGE) issued {
 	nsge := 0
 	if h.len > eagerMax {
 		nsge = putRdvDesc(w.mem, dst, sgl)
+	} else if len(sgl) == 1 { // the usual send: one segment of h.len bytes
+		if !copyIn(w.mem.b[dst:dst+int(h.len)], sgl[0].Addr) {
+			return issuedFault // nothing published: the slot is reused
+		}
 	} else {
 		b := w.mem.b[dst : dst+int(h.len)]
 		for i := range sgl {
@@ -248,24 +253,19 @@ func (w *shmWire) readResp(uint64, uint64, rdma.WCStatus) {} // one-sided: no re
 // peerGrant is the peer's grant: as carried by its last message, or, when
 // that does not exceed sent, as its grant word says now.
 func (w *shmWire) peerGrant(sent uint32) uint32 {
-	g := w.peerG.Load()
-	if after(g, sent) {
-		return g
+	if !after(w.peerG, sent) {
+		w.heardGrantLocked(w.mem.ld32(w.txDir + dirOffGrant))
 	}
-	return w.heardGrant(w.mem.ld32(w.txDir + dirOffGrant))
+	return w.peerG
 }
 
-// heardGrant takes a grant of the peer (from a slot or the grant word) if
-// it grants more than the one last heard, and returns the newest.
-func (w *shmWire) heardGrant(g uint32) uint32 {
-	for {
-		old := w.peerG.Load()
-		if !after(g, old) {
-			return old
-		}
-		if w.peerG.CompareAndSwap(old, g) {
-			return g
-		}
+// heardGrantLocked takes a grant of the peer (from a slot or the grant
+// word) if it grants more than the one last heard; q.mu is held. The slot's
+// grant is taken while its message is placed, under q.mu (qp.onSend), so
+// the count needs no atomic.
+func (w *shmWire) heardGrantLocked(g uint32) {
+	if after(g, w.peerG) {
+		w.peerG = g
 	}
 }
 
