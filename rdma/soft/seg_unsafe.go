@@ -33,7 +33,7 @@ var errUnsealed = errors.New("soft: peer memory is not sealed against shrinking"
 // frozen also seals it with F_SEAL_FUTURE_WRITE once our mapping exists:
 // that mapping stays writable, but no descriptor can write it or map it
 // writable again. A read-only descriptor alone does not keep a peer of our
-// uid out: opening /proc/self/fd/N of it O_RDONLY checks only the file's
+// uid out: opening /proc/self/fd/N of it O_RDWR checks only the file's
 // mode (0777 for a memfd), so the registration table, which peers must
 // never write, is frozen.
 func newSegment(name string, size int, frozen bool) (int, seg, error) {
