@@ -21,7 +21,7 @@ var roleParams = [core.ArgCount][]string{
 	core.ArgPrivateData:     {"private_data_size"},
 	core.ArgConnQual:        {"handoff"},
 	core.ArgEPAttr:          {"ep_attributes", "ep_param"},
-	core.ArgPZ:              {"ep_param"},
+	core.ArgPZ:              {"ep_param", "pz_handle"},
 	core.ArgEVD:             {"ep_param"},
 	core.ArgSegmentCount:    {"num_segments"},
 	core.ArgLocalIOV:        {"local_iov", "local_segments", "lmr_triplet"},

@@ -78,7 +78,7 @@ func go_dat_ep_create(h C.godat_handle, pz C.godat_handle, recv, req, conn C.god
 	return createEP(c, h, pz, recv, req, conn, 0, attr, out, 7)
 }
 
-var callEPCreateWithSRQ = dat12.NewCall("dat_ep_create_with_srq", dat12.Args{core.ArgEPAttr: 7})
+var callEPCreateWithSRQ = dat12.NewCall("dat_ep_create_with_srq", dat12.Args{core.ArgPZ: 2, core.ArgEPAttr: 7})
 
 //export go_dat_ep_create_with_srq
 func go_dat_ep_create_with_srq(h C.godat_handle, pz C.godat_handle, recv, req, conn C.godat_handle, srq C.godat_handle,
