@@ -10,11 +10,34 @@ import (
 	"godat/rdma"
 )
 
-// A CQ polled by other goroutines while its device closes: Close unmaps
-// the bell that every Poll reads (and a drain writes), so it must wait
-// for the Polls under way. Before it did, a Poll that had seen the CQ
-// alive could read the unmapped bell (a fault that kills the process) or
-// write through it into whatever was mapped there next.
+// pollers starts n goroutines polling q; stop ends them and waits.
+func pollers(q rdma.CQ, n int) (stop func()) {
+	var done atomic.Bool
+	var wg, started sync.WaitGroup
+	for g := 0; g < n; g++ {
+		wg.Add(1)
+		started.Add(1)
+		go func() {
+			defer wg.Done()
+			var wc [4]rdma.WC
+			started.Done()
+			for !done.Load() {
+				q.Poll(wc[:])
+			}
+		}()
+	}
+	started.Wait()
+	return func() {
+		done.Store(true)
+		wg.Wait()
+	}
+}
+
+// A CQ polled by other goroutines while its device closes: a Poll that has
+// seen the CQ alive reads the bell (and a drain writes it) after Close.
+// The bell's range stays mapped (retireBell), and a drain checks under
+// inbound.mu that the device is open: no such Poll faults, nor writes into
+// whatever is mapped there next (TestPollAcrossBellReuse).
 func TestPollWhileDeviceCloses(t *testing.T) {
 	const rounds = 300
 	for r := 0; r < rounds; r++ {
@@ -22,25 +45,9 @@ func TestPollWhileDeviceCloses(t *testing.T) {
 		require.NoError(t, err)
 		q, err := d.CreateCQ(16, nil, 0)
 		require.NoError(t, err)
-		var stop atomic.Bool
-		var wg sync.WaitGroup
-		var started sync.WaitGroup
-		for g := 0; g < 3; g++ {
-			wg.Add(1)
-			started.Add(1)
-			go func() {
-				defer wg.Done()
-				var wc [4]rdma.WC
-				started.Done()
-				for !stop.Load() {
-					q.Poll(wc[:])
-				}
-			}()
-		}
-		started.Wait()
+		stop := pollers(q, 3)
 		require.NoError(t, d.Close())
-		stop.Store(true)
-		wg.Wait()
+		stop()
 	}
 }
 
@@ -56,18 +63,7 @@ func TestPollAcrossBellReuse(t *testing.T) {
 		require.NoError(t, err)
 		q, err := d.CreateCQ(16, nil, 0)
 		require.NoError(t, err)
-		var stop atomic.Bool
-		var wg sync.WaitGroup
-		for g := 0; g < 2; g++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var wc [4]rdma.WC
-				for !stop.Load() {
-					q.Poll(wc[:])
-				}
-			}()
-		}
+		stop := pollers(q, 2)
 		require.NoError(t, q.Destroy())
 		require.NoError(t, d.Close())
 		d2, err := rdma.Open("soft", rdma.Params{"transport": "shm"}, nil)
@@ -79,8 +75,7 @@ func TestPollAcrossBellReuse(t *testing.T) {
 		for i := 0; i < 100; i++ {
 			require.Zero(t, q2.Poll(wc[:]))
 		}
-		stop.Store(true)
-		wg.Wait()
+		stop()
 		require.Equal(t, uint32(bellMagic), dev.bell.ld32(bellOffMagic))
 		require.Zero(t, dev.in.head.Load())
 		require.Zero(t, dev.bell.ld64(bellOffHead))
