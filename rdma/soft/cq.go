@@ -170,6 +170,9 @@ func (q *cq) Poll(wc []rdma.WC) int {
 	if l := d.tcp.live.Load(); l != nil {
 		l.progress()
 	}
+	if d.ndeferred.Load() != 0 {
+		d.runDeferred()
+	}
 	k := 0
 	if q.hot.Load() != nil {
 		k = d.peekHot(q, wc)

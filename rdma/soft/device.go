@@ -63,6 +63,12 @@ type device struct {
 	// qps maps QP slots (hints name them) to queue pairs.
 	qps [maxQPs]atomic.Pointer[qp]
 
+	// QPs whose large accesses wait for a Poll (qp_send.go): ndeferred is
+	// Poll's lock-free look.
+	ndeferred atomic.Int32
+	deferMu   sync.Mutex
+	deferred  []*qp
+
 	mu      sync.Mutex // object sets; above every other lock (qp.go)
 	nqp     int
 	nextPD  uint32

@@ -115,11 +115,13 @@
 //
 // See qp.go: device.mu, listener, connReq.mu, inbound.mu (the drain, taken
 // with TryLock by Poll), qp.mu, conn.placeMu (a teardown barrier), srq.mu,
-// the wires' own locks, cq.mu, then leaves. No lock that Poll or a post
-// takes is held across a system call whose cost grows with the transfer:
-// one-sided accesses and rendezvous pulls run under placeMu only (a read
-// lock; the issuing thread keeps others from issuing past them with a flag,
-// so RDMA writes stay visible before later sends), socket writes happen in
+// the wires' own locks, cq.mu, then leaves (device.deferMu among them). No
+// lock that Poll or a post takes is held across a system call whose cost
+// grows with the transfer: one-sided accesses and rendezvous pulls run
+// under placeMu only (a read lock; the issuing thread keeps others from
+// issuing past them with a flag, so RDMA writes stay visible before later
+// sends; from 64 KiB on the post leaves them to the device's next Poll or
+// the QP's timer), socket writes happen in
 // flush outside every lock but the writer's short one, and large TCP
 // payloads are read by the helper without qp.mu. The drain lock is held
 // across one rendezvous pull at most; a concurrent Poll of another CQ does

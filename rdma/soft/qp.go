@@ -22,7 +22,8 @@ package soft
 //	srq.mu             an SRQ's receives
 //	shm ring / tcp wmu a wire's own state
 //	cq.mu              a CQ's ring
-//	cmChannel.mu, keyTable.mu, compChannel.fdMu, sockWaits.mu: leaves
+//	cmChannel.mu, keyTable.mu, compChannel.fdMu, sockWaits.mu,
+//	device.deferMu: leaves
 //
 // No lock that Poll or a post takes is held across a system call whose
 // cost grows with the transfer: payloads that are not already in memory
@@ -33,6 +34,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"godat/rdma"
 )
@@ -118,6 +120,13 @@ type qp struct {
 	// shmw is the shared-memory wire of the current connection, for the
 	// drain to find from a hint without the QP lock.
 	shmw atomic.Pointer[shmWire]
+
+	// A large access deferred by a post (qp_send.go) waits for a Poll of
+	// the device or for issueTimer, which race for issueWanted;
+	// issueListed (under device.deferMu): q is in device.deferred.
+	issueTimer  *time.Timer
+	issueWanted atomic.Bool
+	issueListed bool
 }
 
 func clampWR(n int) int {

@@ -3,6 +3,8 @@ package soft
 // Issuing send-queue requests and completing them in post order.
 
 import (
+	"time"
+
 	"godat/rdma"
 )
 
@@ -51,10 +53,11 @@ issue:
 			op, L, raddr, rkey := e.op, e.length, e.raddr, e.rkey
 			if L >= asyncAccessMin && !q.asyncIssue {
 				// A post returns in bounded time whatever the size: a large
-				// access, and what is queued behind it, is issued by a
-				// goroutine; q.issuing keeps the order meanwhile.
+				// access, and what is queued behind it, is issued by the
+				// next Poll of the device, or by the fallback timer;
+				// q.issuing keeps the order meanwhile.
 				q.issuing = true
-				go q.issueAsync()
+				q.deferIssueLocked()
 				break issue
 			}
 			var sgl [maxSGE]rdma.SGE
@@ -103,9 +106,74 @@ issue:
 // post does anyway.
 const asyncAccessMin = 64 << 10
 
-// issueAsync issues the send queue from a goroutine, where large accesses
-// run in place (the posting thread set q.issuing and left them to us);
-// then the requests behind them go as a post would issue them. A teardown
+// deferredIssueFallback is how long a deferred access waits for a Poll of
+// its device before the QP's timer issues it: a consumer that posts and
+// then neither polls nor waits on the IA still sees its transfer happen.
+// (The runtime's timers are only as fine as its netpoller's sleep when
+// every thread is idle: about a millisecond.)
+var deferredIssueFallback = 50 * time.Microsecond
+
+// deferIssueLocked leaves the send queue, from a large access on, to the
+// next Poll of the device (the consumer's own thread, which is polling
+// for the completion anyway, as UCX and libfabric's manual progress do
+// their transfers), or to the QP's timer if no Poll comes first. A
+// goroutine of its own per access would cost a thread wake-up per post
+// and compete for the CPU with the polling consumer.
+func (q *qp) deferIssueLocked() {
+	q.issueWanted.Store(true)
+	q.dev.deferIssue(q)
+	if q.issueTimer == nil {
+		q.issueTimer = time.AfterFunc(deferredIssueFallback, q.runDeferredIssue)
+	} else {
+		q.issueTimer.Reset(deferredIssueFallback)
+	}
+}
+
+// runDeferredIssue issues the send queue if the deferred access is still
+// waiting for someone (a Poll and the timer race for it); q.mu not held.
+func (q *qp) runDeferredIssue() {
+	if q.issueWanted.CompareAndSwap(true, false) {
+		q.issueAsync()
+	}
+}
+
+// deferIssue lists q for the device's next Poll; once per QP.
+func (d *device) deferIssue(q *qp) {
+	d.deferMu.Lock()
+	if !q.issueListed {
+		q.issueListed = true
+		d.deferred = append(d.deferred, q)
+		d.ndeferred.Store(int32(len(d.deferred)))
+	}
+	d.deferMu.Unlock()
+}
+
+// runDeferred issues the sends of the QPs listed when it was called
+// (Poll, when ndeferred is not 0); QPs listed meanwhile wait for the next
+// Poll, so that a consumer posting from another thread cannot keep one
+// Poll busy for ever.
+func (d *device) runDeferred() {
+	for n := d.ndeferred.Load(); n > 0; n-- {
+		d.deferMu.Lock()
+		k := len(d.deferred)
+		if k == 0 {
+			d.deferMu.Unlock()
+			return
+		}
+		q := d.deferred[k-1]
+		d.deferred[k-1] = nil
+		d.deferred = d.deferred[:k-1]
+		d.ndeferred.Store(int32(k - 1))
+		q.issueListed = false
+		d.deferMu.Unlock()
+		q.runDeferredIssue()
+	}
+}
+
+// issueAsync issues the send queue outside the post that deferred it
+// (runDeferredIssue: a Poll or the QP's timer), where large accesses run
+// in place (the posting thread set q.issuing and left them to us); then
+// the requests behind them go as a post would issue them. A teardown
 // meanwhile flushed the request: the current connection, if any, is
 // issued anyway, since posts made while the flag was set left their
 // requests queued.
