@@ -64,10 +64,16 @@ type device struct {
 	qps [maxQPs]atomic.Pointer[qp]
 
 	// QPs whose large accesses wait for a Poll (qp_send.go): ndeferred is
-	// Poll's lock-free look.
-	ndeferred atomic.Int32
-	deferMu   sync.Mutex
-	deferred  []*qp
+	// Poll's lock-free look; deferPolled says a Poll took some since the
+	// watcher's last tick. The rest is under deferMu; deferTaken is the
+	// watcher's own.
+	ndeferred     atomic.Int32
+	deferPolled   atomic.Bool
+	deferMu       sync.Mutex
+	deferred      []*qp
+	deferWatching bool // watchDeferred runs
+	deferTaken    []*qp
+	deferTick     time.Duration // deferredIssueFallback when opened
 
 	mu      sync.Mutex // object sets; above every other lock (qp.go)
 	nqp     int
@@ -94,7 +100,7 @@ func open(p rdma.Params, async rdma.AsyncHandler) (rdma.Device, error) {
 		return nil, err
 	}
 	allowPtrace()
-	d := &device{params: pp, async: async, pid: os.Getpid(), keyFd: -1, bellFd: -1,
+	d := &device{params: pp, async: async, pid: os.Getpid(), keyFd: -1, bellFd: -1, deferTick: deferredIssueFallback,
 		pds: map[*pd]struct{}{}, cqs: map[*cq]struct{}{}, chans: map[*compChannel]struct{}{},
 		cmchans: map[*cmChannel]struct{}{}, srqs: map[*srq]struct{}{}, lsns: map[*listener]struct{}{}}
 	fd, m, err := newSegment("godat-keys", keySegSize, true)

@@ -121,7 +121,7 @@
 // under placeMu only (a read lock; the issuing thread keeps others from
 // issuing past them with a flag, so RDMA writes stay visible before later
 // sends; from 64 KiB on the post leaves them to the device's next Poll or
-// the QP's timer), socket writes happen in
+// its watcher), socket writes happen in
 // flush outside every lock but the writer's short one, and large TCP
 // payloads are read by the helper without qp.mu. The drain lock is held
 // across one rendezvous pull at most; a concurrent Poll of another CQ does

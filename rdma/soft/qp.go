@@ -34,7 +34,6 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"godat/rdma"
 )
@@ -122,9 +121,8 @@ type qp struct {
 	shmw atomic.Pointer[shmWire]
 
 	// A large access deferred by a post (qp_send.go) waits for a Poll of
-	// the device or for issueTimer, which race for issueWanted;
+	// the device or for its watcher, which race for issueWanted;
 	// issueListed (under device.deferMu): q is in device.deferred.
-	issueTimer  *time.Timer
 	issueWanted atomic.Bool
 	issueListed bool
 }

@@ -36,7 +36,7 @@ func bigWrite(sb, rb []byte, smr, rmr rdma.MR) *rdma.SendWR {
 // the send only after the write's data.
 func TestLargeAccessIssuedByPoll(t *testing.T) {
 	defer func(d time.Duration) { deferredIssueFallback = d }(deferredIssueFallback)
-	deferredIssueFallback = time.Hour // only a Poll issues
+	deferredIssueFallback = time.Hour // the watcher sleeps: only a Poll issues
 	a, b, sb, rb, smr, rmr := deferredPair(t)
 	msg, mmr := a.buf(t, 8, allAccess)
 	in, imr := b.buf(t, 8, allAccess)
@@ -62,7 +62,7 @@ func TestLargeAccessIssuedByPoll(t *testing.T) {
 }
 
 // A consumer that posts a large access and then never calls the device
-// again still sees it happen: the QP's timer issues it.
+// again still sees it happen: the device's watcher issues it.
 func TestLargeAccessWithoutPoll(t *testing.T) {
 	a, b, sb, rb, smr, rmr := deferredPair(t)
 	require.NoError(t, a.qp.PostSend(bigWrite(sb, rb, smr, rmr)))
