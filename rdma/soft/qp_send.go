@@ -124,7 +124,8 @@ const deferredWatchIdle = 16
 // (its Polls take the deferred accesses), the tick doubles up to it, so
 // that the watcher seldom takes the CPU from it (a tick a millisecond put
 // 30-70 µs on the 99th percentile of a 4 MiB post, 3 µs without). A
-// consumer that stops polling right after a post waits that long at most.
+// consumer that stops polling right after a post waits two such ticks at
+// most (the first still sees its last Poll).
 const deferredWatchMax = 16 * time.Millisecond
 
 // deferIssueLocked leaves the send queue, from a large access on, to the
