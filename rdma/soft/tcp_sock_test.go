@@ -66,3 +66,18 @@ func TestTCPSocketInOneEpollSet(t *testing.T) {
 		require.Equal(t, 1, epollSetsHolding(t, tcpFd(t, e)))
 	}
 }
+
+// capIovs keeps the first max bytes: whole iovecs before the one that
+// crosses max, that one cut, none after.
+func TestCapIovs(t *testing.T) {
+	v := []iov{{Base: 0x1000, Len: 100}, {Base: 0x2000, Len: 300}, {Base: 0x3000, Len: 50}}
+	w := append([]iov(nil), v...)
+	require.Equal(t, 2, capIovs(w, 250))
+	require.Equal(t, []iov{{Base: 0x1000, Len: 100}, {Base: 0x2000, Len: 150}}, w[:2])
+	w = append(w[:0], v...)
+	require.Equal(t, 1, capIovs(w, 100))
+	require.Equal(t, 100, w[0].Len)
+	w = append(w[:0], v...)
+	require.Equal(t, 3, capIovs(w, 1000))
+	require.Equal(t, v, w)
+}
