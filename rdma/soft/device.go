@@ -65,14 +65,12 @@ type device struct {
 
 	// QPs whose large accesses wait for a Poll (qp_send.go): ndeferred is
 	// Poll's lock-free look; deferPolled says a Poll took some since the
-	// watcher's last tick. The rest is under deferMu; deferTaken is the
-	// watcher's own.
+	// watcher's last tick. The rest is under deferMu.
 	ndeferred     atomic.Int32
 	deferPolled   atomic.Bool
 	deferMu       sync.Mutex
 	deferred      []*qp
-	deferWatching bool // watchDeferred runs
-	deferTaken    []*qp
+	deferWatching bool          // watchDeferred runs
 	deferTick     time.Duration // deferredIssueFallback when opened
 
 	mu      sync.Mutex // object sets; above every other lock (qp.go)

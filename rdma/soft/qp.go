@@ -120,10 +120,9 @@ type qp struct {
 	// drain to find from a hint without the QP lock.
 	shmw atomic.Pointer[shmWire]
 
-	// A large access deferred by a post (qp_send.go) waits for a Poll of
-	// the device or for its watcher, which race for issueWanted;
-	// issueListed (under device.deferMu): q is in device.deferred.
-	issueWanted atomic.Bool
+	// issueListed (under device.deferMu): a large access deferred by a
+	// post waits in device.deferred for a Poll of the device or for its
+	// watcher (qp_send.go).
 	issueListed bool
 }
 

@@ -134,23 +134,11 @@ const deferredWatchMax = 16 * time.Millisecond
 // their transfers), or to the device's watcher if no Poll comes. Neither
 // a goroutine nor a timer per post: each would wake a thread per post,
 // which takes the CPU from the polling consumer (a timer armed per post
-// put 25 µs on the 99th percentile of a post).
+// put 25 µs on the 99th percentile of a post). q.issuing stays set until
+// issueAsync runs, so q is never listed twice (and issueListed is a
+// guard only).
 func (q *qp) deferIssueLocked() {
-	q.issueWanted.Store(true)
-	q.dev.deferIssue(q)
-}
-
-// runDeferredIssue issues the send queue if the deferred access is still
-// waiting for someone; q.mu not held.
-func (q *qp) runDeferredIssue() {
-	if q.issueWanted.CompareAndSwap(true, false) {
-		q.issueAsync()
-	}
-}
-
-// deferIssue lists q for the device's next Poll, once per QP, and starts
-// the watcher if it is not running (once per burst of deferrals).
-func (d *device) deferIssue(q *qp) {
+	d := q.dev
 	d.deferMu.Lock()
 	if !q.issueListed {
 		q.issueListed = true
@@ -164,27 +152,40 @@ func (d *device) deferIssue(q *qp) {
 	d.deferMu.Unlock()
 }
 
-// runDeferred issues the sends of the QPs listed when it was called
-// (Poll, when ndeferred is not 0); QPs listed meanwhile wait for the next
-// Poll, so that a consumer posting from another thread cannot keep one
-// Poll busy for ever.
-func (d *device) runDeferred() {
-	d.deferPolled.Store(true)
-	for n := d.ndeferred.Load(); n > 0; n-- {
-		d.deferMu.Lock()
-		k := len(d.deferred)
-		if k == 0 {
-			d.deferMu.Unlock()
+// popDeferred takes the last listed QP off the list (nil: none left).
+func (d *device) popDeferred() *qp {
+	d.deferMu.Lock()
+	defer d.deferMu.Unlock()
+	k := len(d.deferred)
+	if k == 0 {
+		return nil
+	}
+	q := d.deferred[k-1]
+	d.deferred[k-1] = nil
+	d.deferred = d.deferred[:k-1]
+	d.ndeferred.Store(int32(k - 1))
+	q.issueListed = false
+	return q
+}
+
+// issueDeferred issues the sends of at most n listed QPs: those listed
+// when its caller looked; QPs listed meanwhile wait for the next look, so
+// that a consumer posting from another thread cannot keep one Poll busy
+// for ever.
+func (d *device) issueDeferred(n int) {
+	for ; n > 0; n-- {
+		q := d.popDeferred()
+		if q == nil {
 			return
 		}
-		q := d.deferred[k-1]
-		d.deferred[k-1] = nil
-		d.deferred = d.deferred[:k-1]
-		d.ndeferred.Store(int32(k - 1))
-		q.issueListed = false
-		d.deferMu.Unlock()
-		q.runDeferredIssue()
+		q.issueAsync()
 	}
+}
+
+// runDeferred is Poll's share (when ndeferred is not 0).
+func (d *device) runDeferred() {
+	d.deferPolled.Store(true)
+	d.issueDeferred(int(d.ndeferred.Load()))
 }
 
 // watchDeferred is the fallback for deferred accesses: every tick it
@@ -202,38 +203,25 @@ func (d *device) watchDeferred() {
 			tick = d.deferTick
 		}
 		d.deferMu.Lock()
-		if len(d.deferred) == 0 {
+		n := len(d.deferred)
+		if n == 0 {
 			if idle++; idle >= deferredWatchIdle {
 				d.deferWatching = false
 				d.deferMu.Unlock()
 				return
 			}
-			d.deferMu.Unlock()
-			continue
+		} else {
+			idle = 0
 		}
-		idle = 0
-		if polled {
-			d.deferMu.Unlock()
-			continue
-		}
-		take := append(d.deferTaken[:0], d.deferred...)
-		for i, q := range d.deferred {
-			q.issueListed = false
-			d.deferred[i] = nil
-		}
-		d.deferred = d.deferred[:0]
-		d.ndeferred.Store(0)
 		d.deferMu.Unlock()
-		for i, q := range take {
-			q.runDeferredIssue()
-			take[i] = nil
+		if !polled {
+			d.issueDeferred(n)
 		}
-		d.deferTaken = take[:0]
 	}
 }
 
 // issueAsync issues the send queue outside the post that deferred it
-// (runDeferredIssue: a Poll or the device's watcher), where large accesses run
+// (issueDeferred: a Poll or the device's watcher), where large accesses run
 // in place (the posting thread set q.issuing and left them to us); then
 // the requests behind them go as a post would issue them. A teardown
 // meanwhile flushed the request: the current connection, if any, is
