@@ -163,6 +163,14 @@ func (q *cq) lent(h *cqHand) *rdma.WC {
 // after Close (retireBell), and it writes the bell only in a drain, which
 // checks under inbound.mu that the device is open (drainFor, peekHot).
 func (q *cq) Poll(wc []rdma.WC) int {
+	k := q.poll(wc)
+	if k == 0 {
+		q.dev.tcp.yieldToMovers()
+	}
+	return k
+}
+
+func (q *cq) poll(wc []rdma.WC) int {
 	d := q.dev
 	if q.dead.Load() {
 		return 0

@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"godat/rdma"
+
+	"golang.org/x/sys/unix"
 )
 
 // tcpPortOf maps a service id to the TCP port that serves it.
@@ -47,6 +49,45 @@ type tcpDev struct {
 	// ending holds the connections shut down in order whose last frame
 	// (DISC) is not written yet: close waits for them.
 	ending map[*tcpWire]struct{}
+	// moving counts the connections whose data a goroutine of ours moves
+	// now (a helper placing a large payload, the writer goroutine holding
+	// a full socket's queue). With the process pinned to one CPU, a
+	// consumer busy-polling that CPU would leave those threads only the
+	// scheduler's fair share: a Poll that finds nothing while some move
+	// gives the CPU up (yieldToMovers).
+	moving  atomic.Int32
+	yielded atomic.Int64 // monoNow of the last yield
+}
+
+const yieldGap = 10 * time.Microsecond
+
+// setMoving records that a goroutine of ours starts (on) or stops moving
+// the data of a connection; f is the connection's flag for that goroutine,
+// so that a start or stop said twice counts once.
+func (t *tcpDev) setMoving(f *atomic.Bool, on bool) {
+	if !f.CompareAndSwap(!on, on) {
+		return
+	}
+	if on {
+		t.moving.Add(1)
+	} else {
+		t.moving.Add(-1)
+	}
+}
+
+// yieldToMovers gives up the CPU when goroutines of ours move data: the
+// consumer's empty Poll would otherwise spin on the CPU that they need to
+// run (apppat and tcp_bench pin each process to one). sched_yield returns
+// at once when nothing else is runnable there.
+func (t *tcpDev) yieldToMovers() {
+	if t.moving.Load() == 0 {
+		return
+	}
+	now := monoNow()
+	if last := t.yielded.Load(); now-last < int64(yieldGap) || !t.yielded.CompareAndSwap(last, now) {
+		return
+	}
+	_, _, _ = unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 }
 
 // tcpPort is one listening socket and the service ids it serves.

@@ -113,3 +113,40 @@ func TestLargeRDMAOrder(t *testing.T) {
 		})
 	}
 }
+
+// While a goroutine of ours moves a large TCP transfer (the writer with a
+// full socket's queue at the sender, a helper placing the payload at the
+// receiver), the device counts it, so that a consumer's empty Poll gives
+// it the CPU; the counts go back to zero when the transfers end, or every
+// empty Poll would keep yielding.
+func TestTCPMoversCounted(t *testing.T) {
+	const n = 8 << 20
+	a := newEnd(t, rdma.Params{"transport": "tcp"})
+	b := newEnd(t, rdma.Params{"transport": "tcp"})
+	connect(t, a, b, nil, nil)
+	da, db := &a.dev.(*device).tcp, &b.dev.(*device).tcp
+	src, smr := a.buf(t, n, allAccess)
+	dst, dmr := b.buf(t, n, allAccess)
+	for i := range src {
+		src[i] = byte(i >> 10)
+	}
+	var sawA, sawB bool
+	var wc [4]rdma.WC
+	for round := 0; round < 3; round++ {
+		require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{WRID: 7, SGL: []rdma.SGE{sge(dst, dmr)}}))
+		require.NoError(t, a.qp.PostSend(&rdma.SendWR{WRID: 1, Opcode: rdma.WRSend, Flags: rdma.SendSignaled,
+			SGL: []rdma.SGE{sge(src, smr)}}))
+		sent, recvd := 0, 0
+		waitFor(t, "an 8 MiB send", func() bool { return sent == 1 && recvd == 1 }, func() {
+			sawA = sawA || da.moving.Load() > 0
+			sawB = sawB || db.moving.Load() > 0
+			sent += a.scq.Poll(wc[:])
+			recvd += b.rcq.Poll(wc[:])
+		})
+		require.True(t, bytes.Equal(src, dst))
+		clear(dst)
+	}
+	require.True(t, sawA, "the sender's writer goroutine was never counted")
+	require.True(t, sawB, "the receiver's helper was never counted")
+	waitFor(t, "the counts back at zero", func() bool { return da.moving.Load() == 0 && db.moving.Load() == 0 }, nil)
+}

@@ -277,6 +277,7 @@ func (w *tcpWire) turn() int {
 	for uint64(b.wp-b.rp) < need {
 		if need-uint64(b.wp-b.rp) >= directMin {
 			w.publish() // the helper publishes from now on
+			w.d.tcp.setMoving(&w.rdMoving, true)
 			go w.helper()
 			return stepHelper
 		}
@@ -328,6 +329,7 @@ func (w *tcpWire) helper() {
 			break
 		}
 	}
+	w.d.tcp.setMoving(&w.rdMoving, false)
 	if w.loop != nil {
 		w.loop.resume(w)
 	}

@@ -78,6 +78,9 @@ type tcpWire struct {
 	order   *tcpOrder // stamps shared with the peer device; set before any data frame
 	rdKick  bool      // a grant arrived: retry the send queue
 	owed    bool      // in the loop's list of deferred verdicts (turn holder)
+	// A helper goroutine places a payload (rdMoving), the writer goroutine
+	// holds the right to write (wrMoving): tcpDev.moving counts them.
+	rdMoving, wrMoving atomic.Bool
 
 	// Writing, under wmu (a leaf below qp.mu).
 	wmu        sync.Mutex

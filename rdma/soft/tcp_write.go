@@ -468,6 +468,7 @@ func (w *tcpWire) writeLoop(block bool, budget int) {
 			w.abort()
 			return
 		case handoff:
+			w.d.tcp.setMoving(&w.wrMoving, true)
 			w.kickWriter()
 			return
 		}
@@ -507,9 +508,12 @@ func (w *tcpWire) writer() {
 			w.slow = w.slow || mine
 			w.wmu.Unlock()
 			if mine {
+				w.d.tcp.setMoving(&w.wrMoving, true)
 				w.writeLoop(true, 0)
 			}
+			w.d.tcp.setMoving(&w.wrMoving, false)
 		case <-w.done:
+			w.d.tcp.setMoving(&w.wrMoving, false)
 			return
 		}
 	}
