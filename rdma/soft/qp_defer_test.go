@@ -72,3 +72,62 @@ func TestLargeAccessWithoutPoll(t *testing.T) {
 	require.Equal(t, rdma.WCSuccess, pollN(t, a.scq, 1)[0].Status)
 	_ = b
 }
+
+// Over TCP a large RDMA read's request goes out with the next Poll, not in
+// the post: nothing of it is queued on the wire when the post returns, the
+// next Poll sends it, and the read and the send queued behind it complete
+// in order with the data in place. Without a Poll the watcher sends it.
+func TestTCPLargeReadIssuedByPoll(t *testing.T) {
+	for _, polled := range []bool{true, false} {
+		func() {
+			defer func(d time.Duration) { deferredIssueFallback = d }(deferredIssueFallback)
+			if polled {
+				deferredIssueFallback = time.Hour // only a Poll issues
+			}
+			a := newEnd(t, rdma.Params{"transport": "tcp"})
+			b := newEnd(t, rdma.Params{"transport": "tcp"})
+			connect(t, a, b, nil, nil)
+			const n = 1 << 20
+			dst, dmr := a.buf(t, n, allAccess)
+			src, smr := b.buf(t, n, allAccess)
+			for i := range src {
+				src[i] = byte(i*5 + 3)
+			}
+			msg, mmr := a.buf(t, 8, allAccess)
+			in, imr := b.buf(t, 8, allAccess)
+			require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{WRID: 7, SGL: []rdma.SGE{sge(in, imr)}}))
+			require.NoError(t, a.qp.PostSend(&rdma.SendWR{WRID: 1, Opcode: rdma.WRRDMARead, Flags: rdma.SendSignaled,
+				SGL: []rdma.SGE{sge(dst, dmr)}, RemoteAddr: BufAddr(src), RKey: smr.RKey()}))
+			require.NoError(t, a.qp.PostSend(&rdma.SendWR{WRID: 2, Opcode: rdma.WRSend, Flags: rdma.SendSignaled,
+				SGL: []rdma.SGE{sge(msg, mmr)}}))
+			if polled {
+				p := a.qp.(*qp)
+				p.mu.Lock()
+				issued := p.c.rdTail
+				p.mu.Unlock()
+				require.Zero(t, issued, "the post issued the read")
+			}
+			var got []uint64
+			var poll func()
+			if polled {
+				poll = func() {
+					var wc [4]rdma.WC
+					for _, w := range wc[:a.scq.Poll(wc[:])] {
+						require.Equal(t, rdma.WCSuccess, w.Status)
+						got = append(got, w.WRID)
+					}
+				}
+			} else {
+				waitFor(t, "the watcher's read, the initiator not polling", func() bool { return sqEmpty(a.qp) }, nil)
+				for _, w := range pollN(t, a.scq, 2) {
+					require.Equal(t, rdma.WCSuccess, w.Status)
+					got = append(got, w.WRID)
+				}
+			}
+			waitFor(t, "the read and the send", func() bool { return len(got) == 2 }, poll)
+			require.Equal(t, []uint64{1, 2}, got)
+			require.True(t, bytes.Equal(src, dst), "the read's data in place")
+			require.Equal(t, uint64(7), pollN(t, b.rcq, 1)[0].WRID)
+		}()
+	}
+}

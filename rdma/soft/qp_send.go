@@ -15,6 +15,7 @@ const (
 	actWait          // must wait: retried when the wire or a grant calls back
 	actWaitIO        // must wait, and the wire has I/O to flush (a NEED)
 	actAccess        // a one-sided access, done by issueLocked without the lock
+	actDefer         // a large RDMA read on a message wire: left to the next Poll
 )
 
 // issueLocked issues queued requests in order until one must wait (no
@@ -27,8 +28,10 @@ const (
 // thread issues past it meanwhile: requests posted then are issued by this
 // loop when the access is done. RDMA writes stay visible before any later
 // send of the QP, and a read's data is in place before any later request
-// issues (fenced or not). An access of asyncAccessMin bytes or more is
-// left to a goroutine (issueAsync), so that a post returns in bounded time.
+// issues (fenced or not). An access of asyncAccessMin bytes or more, and
+// on a message wire (TCP) the request of such an RDMA read, is left to the
+// device's next Poll or its watcher (issueAsync), so that a post returns in
+// bounded time.
 func (q *qp) issueLocked(fresh bool) (flush bool) {
 	c := q.c
 	if c == nil || q.issuing || q.state != rdma.QPSRTS && q.state != rdma.QPSSQD {
@@ -49,6 +52,10 @@ issue:
 			break issue
 		case actIO:
 			flush = true
+		case actDefer:
+			q.issuing = true
+			q.deferIssueLocked()
+			break issue
 		case actAccess:
 			op, L, raddr, rkey := e.op, e.length, e.raddr, e.rkey
 			if L >= asyncAccessMin && !q.asyncIssue {
@@ -316,6 +323,15 @@ func (q *qp) issueOne(c *conn, e *sqe, fresh bool) int {
 	h := &q.hdr
 	*h = hdr{typ: msgWrite, flags: q.notifyFlag(e), aux: e.rkey, addr: e.raddr, len: L}
 	if e.op == rdma.WRRDMARead {
+		if L >= asyncAccessMin && !q.asyncIssue {
+			// As a large access on a one-sided wire: its request goes out
+			// with the next Poll (or the watcher), not in the post. The
+			// post's sendmsg, small as the request is, ran the kernel's
+			// leftovers of the previous large transfer (freeing its
+			// buffers): apppat, a 4 MiB read post 12-15 us median against
+			// 4-5 us for 4 KiB.
+			return actDefer
+		}
 		h.flags = 0
 		h.typ = msgReadReq
 		if w.send(h, nil) == issuedFull {
