@@ -89,7 +89,9 @@ func (q *qp) onReadReq(c *conn, h *hdr) error {
 	return nil
 }
 
-// readAnswered: a read response of ours was written (two-sided wires).
+// readAnswered: a read response of ours goes on the wire now (two-sided
+// wires): before its first byte, so that the peer, which may post its next
+// read once it has the response, never finds this one still counted.
 func (q *qp) readAnswered(c *conn) {
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -105,6 +105,7 @@ type tcpWire struct {
 	needAsk    bool
 	askAt      uint32
 	nAcked     uint32         // acknowledged requests queued (numbers them)
+	answering  int            // read responses started, not yet told to the engine
 	wiov       [maxGather]iov // the writer's scratch
 }
 

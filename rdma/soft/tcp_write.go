@@ -8,6 +8,7 @@ package soft
 
 import (
 	"runtime"
+	"sync/atomic"
 
 	"godat/rdma"
 
@@ -36,7 +37,7 @@ type outItem struct {
 	fin      bool   // shut the write side down once written
 	acked    bool   // a request the peer acknowledges
 	seq      uint32 // its number among eager or acknowledged requests
-	readResp bool   // a read response: the engine hears when written
+	readResp bool   // a read response: the engine hears when it starts
 }
 
 // iovs appends iovecs for the unwritten rest of the item to dst and
@@ -165,6 +166,9 @@ func (w *tcpWire) startLocked(it *outItem) {
 	}
 	it.started = true
 	w.nstart++
+	if it.readResp {
+		w.answering++
+	}
 }
 
 // gatherLocked collects the next iovecs to write into w.wiov.
@@ -218,7 +222,7 @@ func (w *tcpWire) gatherLocked() int {
 
 // written is what a write completed, for the engine.
 type written struct {
-	answers int  // read responses completed
+	answers int  // read responses started (startLocked), for the engine
 	fin     bool // shut the write side down now
 	respErr bool // a read response's source faulted: our access error
 	fault   *outItem
@@ -235,7 +239,6 @@ func (w *tcpWire) advanceLocked(n int, out *written) {
 			break
 		}
 		if it.readResp {
-			out.answers++
 			out.respErr = out.respErr || it.zeroTail > 0
 		}
 		out.fin = out.fin || it.fin
@@ -407,15 +410,27 @@ func (w *tcpWire) writeLoop(block bool, budget int) {
 		if w.careful {
 			n = 1
 		}
+		// The responses this gather started count as answered before any
+		// of their bytes go out: the peer may post its next read as soon
+		// as it has a response's trailer, and that request must not find
+		// the old one still counted (onReadReq refuses a peer over the
+		// limit).
+		var out written
+		out.answers, w.answering = w.answering, 0
 		var k int
 		var err error
 		if budget > 0 && iovLen(w.wiov[:n]) > budget {
-			err = unix.EAGAIN // the writer goroutine writes it
+			err = unix.EAGAIN // the writer goroutine writes it, after report
 		} else {
 			if block {
 				n = capIovs(w.wiov[:n], writerChunk)
 			}
 			w.wmu.Unlock()
+			w.report(&out)
+			out.answers = 0
+			if h := testHookSend.Load(); h != nil {
+				(*h)(w)
+			}
 			k, err = w.sendv(w.wiov[:n], block)
 			if block {
 				// Let a consumer waiting to enter the library have the
@@ -425,7 +440,6 @@ func (w *tcpWire) writeLoop(block bool, budget int) {
 			}
 			w.wmu.Lock()
 		}
-		var out written
 		w.advanceLocked(k, &out)
 		ok := err == nil || err == unix.EAGAIN
 		if err == unix.EFAULT {
@@ -475,7 +489,12 @@ func (w *tcpWire) writeLoop(block bool, budget int) {
 	}
 }
 
-// report tells the engine what a write completed (no wire lock held).
+// testHookSend, set by tests only, runs before each sendmsg of a wire's
+// writeLoop (no lock held).
+var testHookSend atomic.Pointer[func(*tcpWire)]
+
+// report tells the engine what a write started or completed (no wire lock
+// held).
 func (w *tcpWire) report(out *written) {
 	q, c := w.q, w.c
 	if q == nil {
