@@ -25,5 +25,7 @@ for ia in godat-shm godat-tcp; do
 done
 run "$B/tcp_bench" dat godat-tcp
 run env TCP_BENCH_POLL=1 "$B/tcp_bench" dat godat-tcp
+# A process pinned before it starts: the Go runtime has one P.
+run env GOMAXPROCS=1 TCP_BENCH_POLL=1 "$B/tcp_bench" dat godat-tcp
 echo "benchsmoke: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

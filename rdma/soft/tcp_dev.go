@@ -18,6 +18,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -87,7 +88,16 @@ func (t *tcpDev) yieldToMovers() {
 	if last := t.yielded.Load(); now-last < int64(yieldGap) || !t.yielded.CompareAndSwap(last, now) {
 		return
 	}
-	_, _, _ = unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+	if runtime.GOMAXPROCS(0) > 1 {
+		_, _, _ = unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+		return
+	}
+	// One P, which this consumer holds for all but the moments between
+	// its calls: the goroutines get it only if it is given up here, and a
+	// goroutine waiting for its socket is runnable only once somebody
+	// polled the socket waits.
+	waits.pump()
+	runtime.Gosched()
 }
 
 // tcpPort is one listening socket and the service ids it serves.

@@ -343,28 +343,50 @@ func (ws *sockWaits) run() {
 			return
 		}
 		ws.mu.Lock()
-		for _, ev := range ws.evs[:n] {
-			s := ws.socks[ev.Fd]
-			if s == nil {
-				continue
-			}
-			// The one-shot entry is spent: the directions it reported
-			// are woken, the others armed again.
-			got := ev.Events
-			if got&(unix.EPOLLERR|unix.EPOLLHUP) != 0 {
-				got |= dirEvents[waitIn] | dirEvents[waitOut]
-			}
-			for dir, bits := range dirEvents {
-				if s.want&bits != 0 && got&bits != 0 {
-					s.want &^= bits
-					select {
-					case s.ready[dir] <- struct{}{}:
-					default:
-					}
-				}
-			}
-			ws.rearmLocked(s)
-		}
+		ws.wakeLocked(ws.evs[:n])
 		ws.mu.Unlock()
 	}
+}
+
+// wakeLocked wakes the waiters of the sockets evs reports (ws.mu held).
+func (ws *sockWaits) wakeLocked(evs []unix.EpollEvent) {
+	for _, ev := range evs {
+		s := ws.socks[ev.Fd]
+		if s == nil {
+			continue
+		}
+		// The one-shot entry is spent: the directions it reported are
+		// woken, the others armed again.
+		got := ev.Events
+		if got&(unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+			got |= dirEvents[waitIn] | dirEvents[waitOut]
+		}
+		for dir, bits := range dirEvents {
+			if s.want&bits != 0 && got&bits != 0 {
+				s.want &^= bits
+				select {
+				case s.ready[dir] <- struct{}{}:
+				default:
+				}
+			}
+		}
+		ws.rearmLocked(s)
+	}
+}
+
+// pump is run's work done by a consumer's Poll, without waiting: in a
+// process whose runtime has one P, which a busy-polling consumer holds
+// nearly all the time, the runtime's poller (and so run) would hear of a
+// socket's readiness only every 10 ms or so (its background check).
+func (ws *sockWaits) pump() {
+	if ws.start() != nil {
+		return
+	}
+	var evs [8]unix.EpollEvent
+	ws.mu.Lock()
+	n, _ := unix.EpollWait(ws.epfd, evs[:], 0)
+	if n > 0 {
+		ws.wakeLocked(evs[:n])
+	}
+	ws.mu.Unlock()
 }

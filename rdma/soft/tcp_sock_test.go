@@ -2,7 +2,9 @@ package soft
 
 import (
 	"bufio"
+	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -80,4 +82,35 @@ func TestCapIovs(t *testing.T) {
 	w = append(w[:0], v...)
 	require.Equal(t, 3, capIovs(w, 1000))
 	require.Equal(t, v, w)
+}
+
+// A consumer's Poll can wake a goroutine waiting for its socket without the
+// runtime's poller (pump): with one P, held by the polling consumer, the
+// poller would hear of the readiness only when the runtime next looks,
+// every 10 ms or so. With GOMAXPROCS 1 and no yield between the arrival and
+// the pump, the waiter's token can only come from the pump.
+func TestSockWaitsPump(t *testing.T) {
+	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	defer ln.Close()
+	peer, err := net.DialTCP("tcp4", nil, ln.Addr().(*net.TCPAddr))
+	require.NoError(t, err)
+	defer peer.Close()
+	c, err := ln.AcceptTCP()
+	require.NoError(t, err)
+	s, err := detachTCP(c)
+	require.NoError(t, err)
+	defer s.Close()
+
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	runtime.Gosched() // the socket-wait goroutine, if any, back asleep
+	require.NoError(t, waits.arm(s, waitIn))
+	_, err = peer.Write([]byte("x"))
+	require.NoError(t, err)
+	waits.pump()
+	select {
+	case <-s.ready[waitIn]:
+	default:
+		t.Fatal("the pump did not wake the socket's reader")
+	}
 }
