@@ -149,8 +149,10 @@ static inline void blocked_start(struct blocked *b, void *(*fn)(void *), DAT_HAN
  * a shared futex(2) wait, the doorbell of the software provider's waits
  * (peers wake it through their mapping, rdma/soft/futex_unsafe.go), or
  * ppoll(2), where the verbs backend's leading waiter sleeps on its
- * completion channel (its other waiters: a shared futex, rdma/verbs/chan.c).
- * The Go runtime, glibc and ASan
+ * completion channel (its other waiters: a shared futex, rdma/verbs/chan.c),
+ * or epoll_pwait2(2) (epoll_pwait(2) before Linux 5.11), where a waiter on
+ * a software device whose connections are all TCP sleeps on its sockets
+ * (rdma/soft/tcp_wait.go). The Go runtime, glibc and ASan
  * sleep on private futexes (FUTEX_PRIVATE_FLAG in the op, the second
  * argument /proc shows): a thread entering the library for the first time
  * may sleep on a runtime lock before it reaches the wait. */
@@ -168,7 +170,7 @@ static inline int thread_in_library_wait(pid_t tid)
 	unsigned long addr, op;
 	if (sscanf(buf, "%ld %lx %lx", &nr, &addr, &op) != 3)
 		return 0;
-	if (nr == SYS_ppoll)
+	if (nr == SYS_ppoll || nr == SYS_epoll_pwait || nr == SYS_epoll_pwait2)
 		return 1;
 	return nr == SYS_futex && (op & 128 /* FUTEX_PRIVATE_FLAG */) == 0;
 }
@@ -182,7 +184,7 @@ static inline void wait_until_sleeping(struct blocked *b)
 	int seen = 0;
 	while (seen < 3) {
 		if (now_ns() > deadline)
-			fail_msg("thread %d never slept in a shared futex(2) or ppoll(2) wait", (int)b->tid);
+			fail_msg("thread %d never slept in a shared futex(2), ppoll(2) or epoll_pwait(2) wait", (int)b->tid);
 		seen = thread_in_library_wait(b->tid) ? seen + 1 : 0;
 		usleep(10000);
 	}

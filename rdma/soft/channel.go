@@ -97,7 +97,8 @@ func (c *compChannel) Seq() uint32 {
 // Poll turns it into completions). It reports a signal handler's EINTR.
 // While the device has shared-memory connections a sleep lasts at most
 // rescanEvery at a time, and the rescan that recovers erased hints runs
-// between sleeps (bell.go).
+// between sleeps (bell.go); while it has none, the sleep is on its TCP
+// connections, which the waiter serves itself (tcp_wait.go).
 func (c *compChannel) Wait(seq uint32, d time.Duration) bool {
 	dev := c.dev
 	if d == 0 || c.dead.Load() || !dev.bellEnter() {
@@ -108,6 +109,16 @@ func (c *compChannel) Wait(seq uint32, d time.Duration) bool {
 	if d > 0 {
 		deadline = time.Now().Add(d)
 	}
+	if dev.waiters.Add(1) > 1 {
+		dev.wakeTCPSleeper() // a second waiter: the sleeper goes back to the futex
+	}
+	defer dev.waiters.Add(-1)
+	var served *tcpLoop // the device's TCP loop, which this Wait serves (tcp_wait.go)
+	defer func() {
+		if served != nil {
+			served.releaseSleeper(dev.bell.ld32(bellOffSleepers) != 0)
+		}
+	}()
 	for {
 		if dev.rescanDue() {
 			dev.rescanNow()
@@ -116,7 +127,16 @@ func (c *compChannel) Wait(seq uint32, d time.Duration) bool {
 		if dev.bell.ld32(bellOffSeq) != seq || dev.in.ready(dev.bell) {
 			return false
 		}
-		tcpIdle() // the TCP loops serve while we sleep (tcp_loop.go)
+		if served == nil {
+			served = dev.tcpServed()
+		} else if dev.shm.conns.Load() > 0 || dev.waiters.Load() > 1 || served.isStopped() {
+			// A peer on this host rings the futex; a second waiter
+			// sleeps on it too; a loop that stops waits for its sleeper
+			// to leave.
+			served.releaseSleeper(true)
+			served = nil
+		}
+		tcpIdle() // the other TCP loops serve while we sleep (tcp_loop.go)
 		slice := d
 		if !deadline.IsZero() {
 			if slice = time.Until(deadline); slice <= 0 {
@@ -126,7 +146,11 @@ func (c *compChannel) Wait(seq uint32, d time.Duration) bool {
 		if dev.shm.conns.Load() > 0 && (slice < 0 || slice > rescanEvery) {
 			slice = rescanEvery
 		}
-		if dev.sleepOnBell(seq, slice) {
+		if served != nil {
+			if served.sleepServing(dev, seq, slice) {
+				return true
+			}
+		} else if dev.sleepOnBell(seq, slice) {
 			return true
 		}
 		if c.dead.Load() || dev.bell.ld32(bellOffSeq) != seq || dev.in.ready(dev.bell) {

@@ -58,7 +58,10 @@ type device struct {
 	// bellUsers counts calls inside the bell mapping that Close must wait
 	// for before unmapping it (waits, Seq, the fd bridge).
 	bellUsers atomic.Int32
-	closed    atomic.Bool
+	// waiters counts the threads in a CompChannel.Wait of the device: only
+	// a lone one serves the TCP loop while it sleeps (tcp_wait.go).
+	waiters atomic.Int32
+	closed  atomic.Bool
 
 	// qps maps QP slots (hints name them) to queue pairs.
 	qps [maxQPs]atomic.Pointer[qp]
@@ -171,6 +174,7 @@ func (d *device) ringSelf() {
 	d.bell.add32(bellOffSeq, 1)
 	if d.bell.ld32(bellOffSleepers) != 0 {
 		futexWakeAll(d.bell.addr32(bellOffSeq))
+		d.wakeTCPSleeper() // it sleeps on its sockets (tcp_wait.go)
 	}
 }
 

@@ -24,13 +24,6 @@ var preemptSignal = func() (s unix.Sigset_t) {
 
 // futexWaitOn sleeps while *addr == val, at most d (d < 0: no bound). It
 // reports whether a signal handler interrupted the sleep (EINTR).
-//
-// The Go runtime's own preemption signal must not count: one sent while the
-// thread was still in Go code can land during the sleep, and the consumer
-// would see DAT_INTERRUPTED_CALL for a signal it never had. So SIGURG is
-// blocked on this thread for the sleep and delivered after it; a thread in
-// a system call needs no preemption. The thread is locked so that the mask
-// is restored on the thread it was changed on.
 func futexWaitOn(addr uintptr, val uint32, d time.Duration) bool {
 	// tsp stays an unsafe.Pointer until the call's argument list: the calls
 	// below may grow and move the stack, and only a pointer is moved with
@@ -41,13 +34,56 @@ func futexWaitOn(addr uintptr, val uint32, d time.Duration) bool {
 		ts = unix.NsecToTimespec(int64(d))
 		tsp = unsafe.Pointer(&ts)
 	}
+	return sleepCall(func() unix.Errno {
+		_, _, e := unix.Syscall6(unix.SYS_FUTEX, addr, futexWait, uintptr(val), uintptr(tsp), 0, 0)
+		return e
+	}) == unix.EINTR
+}
+
+// sleepCall makes call, a system call that sleeps, and returns its errno.
+//
+// The Go runtime's own preemption signal must not count: one sent while the
+// thread was still in Go code can land during the sleep, and the consumer
+// would see DAT_INTERRUPTED_CALL for a signal it never had. So SIGURG is
+// blocked on this thread for the sleep and delivered after it; a thread in
+// a system call needs no preemption. The thread is locked so that the mask
+// is restored on the thread it was changed on.
+func sleepCall(call func() unix.Errno) unix.Errno {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var old unix.Sigset_t
 	masked := unix.PthreadSigmask(unix.SIG_BLOCK, &preemptSignal, &old) == nil
-	_, _, errno := unix.Syscall6(unix.SYS_FUTEX, addr, futexWait, uintptr(val), uintptr(tsp), 0, 0)
+	errno := call()
 	if masked {
 		_ = unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
+	}
+	return errno
+}
+
+// epollSleep waits at most d (d < 0: no bound) for the epoll set epfd to
+// report a readiness, and leaves it for others to act on (the set holds
+// level-triggered entries: a nested set, an eventfd). It reports EINTR.
+func epollSleep(epfd int, d time.Duration) bool {
+	var ev [1]unix.EpollEvent
+	var tsp unsafe.Pointer
+	var ts unix.Timespec
+	if d >= 0 {
+		ts = unix.NsecToTimespec(int64(d))
+		tsp = unsafe.Pointer(&ts)
+	}
+	errno := sleepCall(func() unix.Errno {
+		_, _, e := unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(epfd), uintptr(unsafe.Pointer(&ev[0])), 1, uintptr(tsp), 0, 0)
+		return e
+	})
+	if errno == unix.ENOSYS { // before Linux 5.11: a timeout in whole ms
+		ms := -1
+		if d >= 0 {
+			ms = int((d + time.Millisecond - 1) / time.Millisecond)
+		}
+		errno = sleepCall(func() unix.Errno {
+			_, _, e := unix.Syscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&ev[0])), 1, uintptr(ms), 0, 0)
+			return e
+		})
 	}
 	return errno == unix.EINTR
 }

@@ -247,6 +247,7 @@ func (q *qp) connectShmLocked(a netip.Addr, svc uint64, priv []byte, timeout tim
 	q.remote = netip.AddrPortFrom(a, uint16(svc))
 	q.shmw.Store(w)
 	d.shm.conns.Add(1)
+	d.wakeTCPSleeper() // a Wait asleep on the TCP sockets would not hear this peer
 	go w.connect(a, svc, port, priv, time.Now().Add(timeout), fd)
 	return nil
 }

@@ -143,6 +143,7 @@ func (sp *shmPending) accept(q *qp, priv []byte, gone bool) {
 	w.install(sp.maps, sp.pid, &sp.msg)
 	q.shmw.Store(w)
 	d.shm.conns.Add(1)
+	d.wakeTCPSleeper() // a Wait asleep on the TCP sockets would not hear this peer
 	sp.w = w
 	_ = sp.sock.SetReadDeadline(time.Now().Add(cmTimeout))
 	acc := cmMsg{typ: cmAcc, pd: q.pd.id, hint: hintBase(q.slot, q.gen), addr: q.local.Addr(), priv: priv}

@@ -19,14 +19,19 @@ package soft
 //     sees its data as soon as the kernel has it, without waiting for the
 //     Go scheduler; a Poll that loses the TryLock leaves the work to the
 //     winner;
+//   - a consumer asleep in Wait on a device without shared-memory
+//     connections: it sleeps on the set itself and serves what wakes it
+//     (tcp_wait.go), so that no other thread stands between an arrival
+//     and the waiter;
 //   - the device's loop goroutine, for when nobody polls: a consumer asleep
-//     in Wait, or an RDMA-write target that never calls the library. It
+//     in Wait on another device, or an RDMA-write target that never calls
+//     the library. It
 //     sleeps in Go's netpoller on a second epoll set that holds the first
 //     one-shot: it hears at most one readiness per sleep, and while a
 //     consumer has polled within standDown it does not re-arm (it sleeps
 //     on a timer instead), so a polling application's messages wake no
 //     thread of ours. A Wait (channel.go) hands the work back at once.
-// Either way the lock makes one reader per connection at a time, and a
+// Whoever serves, the lock makes one reader per connection at a time, and a
 // frame is read whole by the turn that started it (or by the helper it
 // handed the payload to), so frames are never split between readers and
 // the order rules below hold whoever serves.
@@ -81,17 +86,20 @@ var monoBase = time.Now()
 func monoNow() int64 { return int64(time.Since(monoBase)) + 1 }
 
 type tcpLoop struct {
-	epfd  int             // the connections and wake (edge-triggered)
-	outer int             // holds epfd one-shot; the goroutine sleeps on it
-	ep    *os.File        // outer, registered with the netpoller
-	rc    syscall.RawConn // waits for outer to be readable
-	wake  eventfd         // in epfd: control requests, work left over
-	poke  chan struct{}   // ends the goroutine's stand-down early
+	epfd    int             // the connections and wake (edge-triggered)
+	outer   int             // holds epfd one-shot; the goroutine sleeps on it
+	sleepEp int             // holds epfd; a waiter sleeps on it (tcp_wait.go)
+	ep      *os.File        // outer, registered with the netpoller
+	rc      syscall.RawConn // waits for outer to be readable
+	wake    eventfd         // in epfd: control requests, work left over
+	poke    chan struct{}   // ends the goroutine's stand-down early
 
 	lastPoll  atomic.Int64 // monoNow of the last consumer Poll; 0: none waits
 	quietNext atomic.Int64 // monoNow before which a Poll does not look
 	nconns    atomic.Int32
 	asleep    atomic.Bool // the goroutine sleeps (or is about to) on the epoll set
+	sleeper   atomic.Bool // a Wait serves the loop (tcp_wait.go): the goroutine stands aside
+	aside     atomic.Bool // the goroutine stands aside for longer than standDown: poke it
 	owing     atomic.Bool // owed is not empty (kept by the turn holder)
 
 	turn      sync.Mutex          // the right to serve (see above); above qp.mu
@@ -129,16 +137,31 @@ func (t *tcpDev) startLoop() (*tcpLoop, error) {
 		unix.Close(epfd)
 		return nil, err
 	}
-	wk, err := newEventfd()
+	sleepEp, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		unix.Close(epfd)
 		unix.Close(outer)
 		return nil, err
 	}
-	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wk)}
-	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, int(wk), &ev); err != nil {
+	wk, err := newEventfd()
+	if err != nil {
 		unix.Close(epfd)
 		unix.Close(outer)
+		unix.Close(sleepEp)
+		return nil, err
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wk)}
+	err = unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, int(wk), &ev)
+	if err == nil {
+		// Level-triggered: readable while epfd has something to report,
+		// which an epoll_wait on sleepEp leaves there (tcp_wait.go).
+		ev = unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(epfd)}
+		err = unix.EpollCtl(sleepEp, unix.EPOLL_CTL_ADD, epfd, &ev)
+	}
+	if err != nil {
+		unix.Close(epfd)
+		unix.Close(outer)
+		unix.Close(sleepEp)
 		wk.close()
 		return nil, err
 	}
@@ -148,10 +171,11 @@ func (t *tcpDev) startLoop() (*tcpLoop, error) {
 	if err != nil {
 		ep.Close()
 		unix.Close(epfd)
+		unix.Close(sleepEp)
 		wk.close()
 		return nil, err
 	}
-	l := &tcpLoop{epfd: epfd, outer: outer, ep: ep, rc: rc, wake: wk, poke: make(chan struct{}, 1),
+	l := &tcpLoop{epfd: epfd, outer: outer, sleepEp: sleepEp, ep: ep, rc: rc, wake: wk, poke: make(chan struct{}, 1),
 		conns: map[int32]*tcpWire{}, gone: make(chan struct{})}
 	t.loop = l
 	t.live.Store(l)
@@ -181,8 +205,8 @@ func (l *tcpLoop) signal() {
 // idle says the consumer stops polling (it is about to sleep in Wait):
 // the goroutine serves from now on.
 func (l *tcpLoop) idle() {
-	if l.lastPoll.Load() == 0 {
-		return
+	if l.lastPoll.Load() == 0 || l.sleeper.Load() {
+		return // the goroutine serves already, or the waiter does
 	}
 	l.lastPoll.Store(0)
 	select {
@@ -277,16 +301,7 @@ func (l *tcpLoop) progress() {
 		l.lazy, l.found = true, false
 		left = l.serve(consumerPasses)
 		l.lazy = false
-		l.payOwed(false)
-		if len(l.owed) > 0 && l.asleep.CompareAndSwap(true, false) {
-			// Verdicts are deferred, and if this consumer stops polling
-			// nobody else would write them: the goroutine, asleep on
-			// the epoll set, does not wake for them (a readiness it
-			// might wake for, our Polls take first). Its sleep ends
-			// now, without a system call; it stands down on its timer
-			// and pays them once the Polls stop.
-			_ = l.ep.SetReadDeadline(aLongTimeAgo)
-		}
+		l.payOwedLater()
 		// A poller that has found nothing for quietAfter looks every
 		// quietGap only: an empty Poll then mostly costs no system call.
 		switch {
@@ -305,14 +320,30 @@ func (l *tcpLoop) progress() {
 	}
 }
 
+// payOwedLater pays the verdicts due and leaves the others to the
+// consumer's later calls, or to the goroutine once they stop (l.turn held).
+func (l *tcpLoop) payOwedLater() {
+	l.payOwed(false)
+	if len(l.owed) > 0 && l.asleep.CompareAndSwap(true, false) {
+		// Verdicts are deferred, and if this consumer stops calling
+		// nobody else would write them: the goroutine, asleep on the
+		// epoll set, does not wake for them (a readiness it might wake
+		// for, our Polls take first). Its sleep ends now, without a
+		// system call; it stands down on its timer and pays them once
+		// the calls stop.
+		_ = l.ep.SetReadDeadline(aLongTimeAgo)
+	}
+}
+
 // aLongTimeAgo is a read deadline that has passed: it ends the goroutine's
 // sleep on the epoll set.
 var aLongTimeAgo = time.Unix(1, 0)
 
-// polled reports whether a consumer polled within standDown.
+// polled reports whether a consumer polled within standDown, or serves
+// from its Wait.
 func (l *tcpLoop) polled() bool {
 	t := l.lastPoll.Load()
-	return t != 0 && monoNow()-t < int64(standDown)
+	return t != 0 && monoNow()-t < int64(standDown) || l.sleeper.Load()
 }
 
 // loop is the goroutine: it serves while nobody polls, and sleeps.
@@ -323,18 +354,38 @@ func (l *tcpLoop) loop() {
 		return k > 0 || err != nil && err != unix.EINTR
 	}
 	var tm *time.Timer
+	aside := time.Duration(0)
 	for {
+		if h := testHookLoop.Load(); h != nil {
+			(*h)(l)
+		}
 		if l.isStopped() {
+			l.waitSleeperGone()
 			l.end()
 			return
 		}
 		if l.polled() {
 			// A consumer serves; look again later, or when it goes to
-			// sleep in Wait.
-			if tm == nil {
-				tm = time.NewTimer(standDown)
+			// sleep in Wait. While a waiter serves, the looks come
+			// further apart (an idle process stays idle), and once they
+			// are, the waiter pokes us when it leaves.
+			period := standDown
+			if l.sleeper.Load() {
+				aside = min(max(2*aside, standDown), asideMax)
+				period = aside
+				if period > standDown {
+					l.aside.Store(true)
+					if !l.sleeper.Load() {
+						period = standDown // it left before it could see aside
+					}
+				}
 			} else {
-				tm.Reset(standDown)
+				aside = 0
+			}
+			if tm == nil {
+				tm = time.NewTimer(period)
+			} else {
+				tm.Reset(period)
 			}
 			select {
 			case <-tm.C:
@@ -343,8 +394,10 @@ func (l *tcpLoop) loop() {
 					<-tm.C
 				}
 			}
+			l.aside.Store(false)
 			continue
 		}
+		aside = 0
 		l.turn.Lock()
 		left := true
 		for left && !l.polled() {
@@ -352,6 +405,12 @@ func (l *tcpLoop) loop() {
 		}
 		l.payOwed(true)
 		l.turn.Unlock()
+		if left {
+			// A consumer polls, or a Wait serves, from now on (polled):
+			// the work left must wake it, or its sleep would not end
+			// for it (the readiness is spent).
+			l.signal()
+		}
 		// Work left in the queue (a consumer's Poll cut the serving short,
 		// then went to sleep in Wait and handed the work back) is not in
 		// the epoll set any more: serve it before any sleep, or nobody
@@ -391,6 +450,10 @@ func (l *tcpLoop) loop() {
 	}
 }
 
+// testHookLoop, set by tests only, runs at the top of every round of a
+// loop goroutine.
+var testHookLoop atomic.Pointer[func(*tcpLoop)]
+
 func (l *tcpLoop) isStopped() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -413,6 +476,7 @@ func (l *tcpLoop) end() {
 	l.run = l.run[:0]
 	l.ep.Close()
 	unix.Close(l.epfd)
+	unix.Close(l.sleepEp)
 	l.wake.close()
 	l.fdsGone = true
 	l.mu.Unlock()

@@ -194,3 +194,73 @@ func TestTCPReadAnsweredBeforeSent(t *testing.T) {
 	require.NotZero(t, sends.Load(), "the responder's sends were not seen")
 	require.Zero(t, counted.Load(), "sends of the responder with its read still counted as outstanding")
 }
+
+// A Wait on a device whose connections are all TCP serves them itself: a
+// message sent while the receiver sleeps in Wait is read, completes on the
+// armed CQ and ends the Wait, with the device's loop goroutine held. Before,
+// only that goroutine served a sleeping consumer, and in a process whose
+// runtime has one P it could not run while the waiter slept holding the P
+// (dat_evd_wait ping-pongs over godat-tcp took 80 us one way, not 8).
+func TestTCPWaitServesItself(t *testing.T) {
+	a := newEnd(t, rdma.Params{"transport": "tcp"})
+	b := newEnd(t, rdma.Params{"transport": "tcp"})
+	connect(t, a, b, nil, nil)
+	bl := b.dev.(*device).tcp.live.Load()
+	require.NotNil(t, bl)
+	hold, held := make(chan struct{}), make(chan struct{}, 1)
+	hook := func(l *tcpLoop) {
+		if l == bl {
+			select {
+			case held <- struct{}{}:
+			default:
+			}
+			<-hold
+		}
+	}
+	testHookLoop.Store(&hook)
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			testHookLoop.Store(nil)
+			close(hold)
+		}
+	}
+	defer release()
+	bl.kick() // the goroutine comes round to the hook
+	select {
+	case <-held:
+	case <-time.After(testWait):
+		t.Fatal("the loop goroutine did not come round")
+	}
+	sb, smr := a.buf(t, 8, allAccess)
+	rb, rmr := b.buf(t, 8, allAccess)
+	var wc [4]rdma.WC
+	for i := 0; i < 50; i++ {
+		require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{WRID: uint64(i), SGL: []rdma.SGE{sge(rb, rmr)}}))
+		seq := b.ch.Seq()
+		require.NoError(t, b.rcq.Arm(false))
+		sb[0] = byte(i)
+		require.NoError(t, a.qp.PostSend(&rdma.SendWR{Opcode: rdma.WRSend, SGL: []rdma.SGE{sge(sb, smr)}}))
+		require.False(t, b.ch.Wait(seq, 2*time.Second))
+		require.NotEqual(t, seq, b.ch.Seq(), "round %d: the Wait ended without the receive's notification", i)
+		require.Equal(t, 1, b.rcq.Poll(wc[:]), "round %d", i)
+		require.Equal(t, rdma.WCSuccess, wc[0].Status)
+		require.Equal(t, uint64(i), wc[0].WRID)
+		require.Equal(t, byte(i), rb[0])
+	}
+
+	// With the goroutine free again, a Wait that times out (the goroutine
+	// stands aside meanwhile) leaves the connections to it: an RDMA write
+	// into b, which does not call the library any more, lands and has its
+	// verdict.
+	release()
+	seq := b.ch.Seq()
+	require.False(t, b.ch.Wait(seq, 20*time.Millisecond))
+	copy(sb, "written!")
+	require.NoError(t, a.qp.PostSend(&rdma.SendWR{WRID: 9, Opcode: rdma.WRRDMAWrite, Flags: rdma.SendSignaled,
+		SGL: []rdma.SGE{sge(sb, smr)}, RemoteAddr: BufAddr(rb), RKey: rmr.RKey()}))
+	got := pollN(t, a.scq, 1)[0]
+	require.Equal(t, rdma.WCSuccess, got.Status)
+	require.Equal(t, "written!", string(rb[:8]))
+}
