@@ -109,10 +109,6 @@ func (c *compChannel) Wait(seq uint32, d time.Duration) bool {
 	if d > 0 {
 		deadline = time.Now().Add(d)
 	}
-	if dev.waiters.Add(1) > 1 {
-		dev.wakeTCPSleeper() // a second waiter: the sleeper goes back to the futex
-	}
-	defer dev.waiters.Add(-1)
 	var served *tcpLoop // the device's TCP loop, which this Wait serves (tcp_wait.go)
 	defer func() {
 		if served != nil {
@@ -129,10 +125,9 @@ func (c *compChannel) Wait(seq uint32, d time.Duration) bool {
 		}
 		if served == nil {
 			served = dev.tcpServed()
-		} else if dev.shm.conns.Load() > 0 || dev.waiters.Load() > 1 || served.isStopped() {
-			// A peer on this host rings the futex; a second waiter
-			// sleeps on it too; a loop that stops waits for its sleeper
-			// to leave.
+		} else if dev.shm.conns.Load() > 0 || served.isStopped() {
+			// A peer on this host rings the futex; a loop that stops
+			// waits for its sleeper to leave.
 			served.releaseSleeper(true)
 			served = nil
 		}

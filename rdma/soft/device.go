@@ -58,10 +58,7 @@ type device struct {
 	// bellUsers counts calls inside the bell mapping that Close must wait
 	// for before unmapping it (waits, Seq, the fd bridge).
 	bellUsers atomic.Int32
-	// waiters counts the threads in a CompChannel.Wait of the device: only
-	// a lone one serves the TCP loop while it sleeps (tcp_wait.go).
-	waiters atomic.Int32
-	closed  atomic.Bool
+	closed    atomic.Bool
 
 	// qps maps QP slots (hints name them) to queue pairs.
 	qps [maxQPs]atomic.Pointer[qp]

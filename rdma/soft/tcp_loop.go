@@ -86,13 +86,14 @@ var monoBase = time.Now()
 func monoNow() int64 { return int64(time.Since(monoBase)) + 1 }
 
 type tcpLoop struct {
-	epfd    int             // the connections and wake (edge-triggered)
-	outer   int             // holds epfd one-shot; the goroutine sleeps on it
-	sleepEp int             // holds epfd; a waiter sleeps on it (tcp_wait.go)
-	ep      *os.File        // outer, registered with the netpoller
-	rc      syscall.RawConn // waits for outer to be readable
-	wake    eventfd         // in epfd: control requests, work left over
-	poke    chan struct{}   // ends the goroutine's stand-down early
+	epfd      int             // the connections and wake (edge-triggered)
+	outer     int             // holds epfd one-shot; the goroutine sleeps on it
+	sleepEp   int             // holds epfd and sleepWake; a waiter sleeps on it (tcp_wait.go)
+	sleepWake eventfd         // in sleepEp: the sleeper must look again (only it clears it)
+	ep        *os.File        // outer, registered with the netpoller
+	rc        syscall.RawConn // waits for outer to be readable
+	wake      eventfd         // in epfd: control requests, work left over
+	poke      chan struct{}   // ends the goroutine's stand-down early
 
 	lastPoll  atomic.Int64 // monoNow of the last consumer Poll; 0: none waits
 	quietNext atomic.Int64 // monoNow before which a Poll does not look
@@ -137,31 +138,21 @@ func (t *tcpDev) startLoop() (*tcpLoop, error) {
 		unix.Close(epfd)
 		return nil, err
 	}
-	sleepEp, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
-	if err != nil {
-		unix.Close(epfd)
-		unix.Close(outer)
-		return nil, err
-	}
 	wk, err := newEventfd()
 	if err != nil {
 		unix.Close(epfd)
 		unix.Close(outer)
-		unix.Close(sleepEp)
 		return nil, err
 	}
 	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wk)}
+	sleepEp, sleepWake := -1, eventfd(-1)
 	err = unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, int(wk), &ev)
 	if err == nil {
-		// Level-triggered: readable while epfd has something to report,
-		// which an epoll_wait on sleepEp leaves there (tcp_wait.go).
-		ev = unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(epfd)}
-		err = unix.EpollCtl(sleepEp, unix.EPOLL_CTL_ADD, epfd, &ev)
+		sleepEp, sleepWake, err = newSleepSet(epfd)
 	}
 	if err != nil {
 		unix.Close(epfd)
 		unix.Close(outer)
-		unix.Close(sleepEp)
 		wk.close()
 		return nil, err
 	}
@@ -172,10 +163,11 @@ func (t *tcpDev) startLoop() (*tcpLoop, error) {
 		ep.Close()
 		unix.Close(epfd)
 		unix.Close(sleepEp)
+		sleepWake.close()
 		wk.close()
 		return nil, err
 	}
-	l := &tcpLoop{epfd: epfd, outer: outer, sleepEp: sleepEp, ep: ep, rc: rc, wake: wk, poke: make(chan struct{}, 1),
+	l := &tcpLoop{epfd: epfd, outer: outer, sleepEp: sleepEp, sleepWake: sleepWake, ep: ep, rc: rc, wake: wk, poke: make(chan struct{}, 1),
 		conns: map[int32]*tcpWire{}, gone: make(chan struct{})}
 	t.loop = l
 	t.live.Store(l)
@@ -231,6 +223,7 @@ func (l *tcpLoop) stop() {
 	l.stopped = true
 	l.mu.Unlock()
 	l.kick()
+	l.wakeSleeper() // it leaves, and the goroutine waits for that
 	<-l.gone
 }
 
@@ -477,6 +470,7 @@ func (l *tcpLoop) end() {
 	l.ep.Close()
 	unix.Close(l.epfd)
 	unix.Close(l.sleepEp)
+	l.sleepWake.close()
 	l.wake.close()
 	l.fdsGone = true
 	l.mu.Unlock()

@@ -264,3 +264,54 @@ func TestTCPWaitServesItself(t *testing.T) {
 	require.Equal(t, rdma.WCSuccess, got.Status)
 	require.Equal(t, "written!", string(rb[:8]))
 }
+
+// A Wait that serves the TCP connections is woken by a completion another
+// thread's Poll made for it: the Poll reads the message, the armed CQ
+// notifies, and the sleeper looks at the bell word again, although that
+// Poll (or the next) clears the loop's wake eventfd before the sleeper
+// looks. Woken through that eventfd, the sleeper found nothing reported
+// and slept on until its timeout in most rounds.
+func TestTCPWaitWokenByOthersPoll(t *testing.T) {
+	a := newEnd(t, rdma.Params{"transport": "tcp"})
+	b := newEnd(t, rdma.Params{"transport": "tcp"})
+	connect(t, a, b, nil, nil)
+	sb, smr := a.buf(t, 8, allAccess)
+	rb, rmr := b.buf(t, 8, allAccess)
+	stop := make(chan struct{})
+	polled := make(chan struct{})
+	go func() { // another thread of the process polls the device's other CQ
+		defer close(polled)
+		var wc [4]rdma.WC
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			b.scq.Poll(wc[:])
+		}
+	}()
+	defer func() {
+		close(stop)
+		<-polled
+	}()
+	var wc [4]rdma.WC
+	for i := 0; i < 200; i++ {
+		require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{WRID: uint64(i), SGL: []rdma.SGE{sge(rb, rmr)}}))
+		seq := b.ch.Seq()
+		require.NoError(t, b.rcq.Arm(false))
+		woke := make(chan struct{})
+		go func() {
+			b.ch.Wait(seq, -1)
+			close(woke)
+		}()
+		require.NoError(t, a.qp.PostSend(&rdma.SendWR{Opcode: rdma.WRSend, SGL: []rdma.SGE{sge(sb, smr)}}))
+		select {
+		case <-woke:
+		case <-time.After(testWait):
+			t.Fatalf("round %d: the Wait was not woken by its receive's notification", i)
+		}
+		require.Equal(t, 1, b.rcq.Poll(wc[:]), "round %d", i)
+		require.Equal(t, uint64(i), wc[0].WRID)
+	}
+}

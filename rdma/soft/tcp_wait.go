@@ -12,18 +12,15 @@ package soft
 // system call holding that P, until the runtime's monitor took the P back
 // some tens of microseconds later.
 //
-// Only a lone waiter serves (sleeper): while a second thread of the process
-// waits on the device, both sleep on the bell and the goroutine serves, as
-// before (the second waiter wakes the sleeper, which gives the loop back).
-// With two waiters taking turns as the sleeper, the C suite's transactions
-// pattern (two threads, each waiting on its own EVD of one IA) lost
-// completions in most runs, for a reason not found yet. And only a device
-// without shared-memory connections is served this way: a peer on this
-// host wakes a sleeper through the futex word of the bell, which an epoll
-// set cannot hear. A local notification (ringSelf) writes the loop's
-// wake eventfd while a sleeper is there, which the sleep hears; a device
-// that gains a shared-memory connection does the same, so the sleeper goes
-// back to the futex.
+// One waiter per loop serves (sleeper); others of the same device sleep on
+// the bell as before and are woken by the completions it makes (and serve
+// what they find when they poll). Only a device without shared-memory
+// connections is served this way: a peer on this host wakes a sleeper
+// through the futex word of the bell, which an epoll set cannot hear. A
+// local notification (ringSelf) writes the sleeper's own eventfd while a
+// sleeper is there (wakeSleeper), which the sleep hears; a device that
+// gains a shared-memory connection does the same, so the sleeper goes back
+// to the futex.
 //
 // The goroutine stands aside while a waiter serves (polled), with looks
 // further and further apart (asideMax) so that a process blocked in a long
@@ -37,6 +34,8 @@ package soft
 
 import (
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // asideMax bounds how long the goroutine stands aside for a sleeping
@@ -134,8 +133,12 @@ func (l *tcpLoop) sleepServing(dev *device, seq uint32, d time.Duration) bool {
 	m.add32(bellOffSleepers, 1)
 	local.sleepers.Add(1)
 	intr := false
-	if m.ld32(bellOffSeq) == seq && !dev.in.ready(m) && !localReady() && dev.shm.conns.Load() == 0 && dev.waiters.Load() == 1 && !l.isStopped() {
+	if m.ld32(bellOffSeq) == seq && !dev.in.ready(m) && !localReady() && dev.shm.conns.Load() == 0 && !l.isStopped() {
 		intr = epollSleep(l.sleepEp, d)
+		// What woke it is looked at from here on (the caller's checks, the
+		// serving below): a wakeSleeper after this clear stays for the
+		// next sleep.
+		l.sleepWake.clear()
 	}
 	local.sleepers.Add(-1)
 	m.add32(bellOffSleepers, -1)
@@ -145,12 +148,45 @@ func (l *tcpLoop) sleepServing(dev *device, seq uint32, d time.Duration) bool {
 	return intr
 }
 
-// wakeSleeper makes the sleeper's epoll sleep end (a local notification,
-// or a shared-memory connection that the epoll set cannot hear).
+// wakeSleeper makes the sleeper's epoll sleep end, so that it looks at the
+// bell word and the device again (a local notification, a shared-memory
+// connection that the epoll set cannot hear, a second waiter, the loop
+// stopping). It writes the sleeper's own eventfd: the loop's wake eventfd
+// is cleared by whoever serves next, and a consumer's Poll that did so
+// before the sleeper looked left it asleep with its notification taken
+// (it woke, found nothing reported and slept on: epoll_wait does not
+// return without an event).
 func (l *tcpLoop) wakeSleeper() {
 	if l.sleeper.Load() {
-		l.signal()
+		l.mu.Lock()
+		if !l.fdsGone {
+			l.sleepWake.signal()
+		}
+		l.mu.Unlock()
 	}
+}
+
+// newSleepSet creates the sleeper's epoll set: the loop's set and the
+// sleeper's own eventfd, both level-triggered.
+func newSleepSet(epfd int) (int, eventfd, error) {
+	sep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return -1, -1, err
+	}
+	sw, err := newEventfd()
+	if err != nil {
+		unix.Close(sep)
+		return -1, -1, err
+	}
+	for _, fd := range []int{epfd, int(sw)} {
+		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}
+		if err := unix.EpollCtl(sep, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+			unix.Close(sep)
+			sw.close()
+			return -1, -1, err
+		}
+	}
+	return sep, sw, nil
 }
 
 // waitSleeperGone waits, in the goroutine stopping the loop, for the
@@ -167,7 +203,7 @@ func (l *tcpLoop) waitSleeperGone() {
 // then holds the claim (releaseSleeper).
 func (d *device) tcpServed() *tcpLoop {
 	l := d.tcp.live.Load()
-	if l == nil || d.shm.conns.Load() > 0 || d.waiters.Load() != 1 || !l.claimSleeper() {
+	if l == nil || d.shm.conns.Load() > 0 || !l.claimSleeper() {
 		return nil
 	}
 	return l
