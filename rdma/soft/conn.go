@@ -33,11 +33,12 @@ type conn struct {
 	rdTail    uint32
 
 	// Receive side, under qp.mu.
-	recvBase uint64 // QP: q.rqHead when the connection began (grant origin)
-	srqDone  uint64 // SRQ: messages completed on this connection
-	executed uint32 // the peer's acknowledged requests we executed
-	placedIn *cq    // the CQ the last receive placed completed into
-	readsIn  int    // the peer's reads we are answering (two-sided wires)
+	recvBase  uint64 // QP: q.rqHead when the connection began (grant origin)
+	srqDone   uint64 // SRQ: messages completed on this connection
+	executed  uint32 // the peer's acknowledged requests we executed
+	respFault bool   // a read response of ours faulted: reported (responderFault)
+	placedIn  *cq    // the CQ the last receive placed completed into
+	readsIn   int    // the peer's reads we are answering (two-sided wires)
 
 	// The read response being placed (two-sided wires; reader only).
 	inRead    bool

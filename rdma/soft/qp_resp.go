@@ -175,11 +175,25 @@ func (q *qp) onReadDone(c *conn, st rdma.WCStatus) error {
 
 // responderFault: a read response's source (our registered region) faulted
 // as it was written; the initiator got WCRemAccessErr in its trailer, and
-// the connection ends as for any access violation.
+// the connection ends as for any access violation. The report comes once
+// the trailer is written, so the initiator may have had it and closed, and
+// our reader ended the connection (BROKEN), before it: the access error
+// still happened on this QP's connection, and the async event is still
+// due (as IBV_EVENT_QP_ACCESS_ERR at a verbs responder). Without it the C
+// suite's test_bad_region saw BROKEN and no EP_BROKEN in about one run in
+// 30 over godat-tcp.
 func (q *qp) responderFault(c *conn) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.c == c {
+	if c.respFault {
+		return // one event per connection
+	}
+	switch {
+	case q.c == c:
+		c.respFault = true
 		q.accessViolationLocked()
+	case q.c == nil && c.dead.Load() && !q.destroyed:
+		c.respFault = true
+		q.dev.async(rdma.AsyncEvent{Type: rdma.AsyncQPAccessErr, Context: q.ctx})
 	}
 }
