@@ -21,6 +21,15 @@ func sqEmpty(q rdma.QP) bool {
 	return p.sqHead == p.sqTail
 }
 
+// tcpPair is two TCP devices of this process with their QPs connected.
+func tcpPair(t *testing.T) (a, b *end) {
+	t.Helper()
+	a = newEnd(t, rdma.Params{"transport": "tcp"})
+	b = newEnd(t, rdma.Params{"transport": "tcp"})
+	connect(t, a, b, nil, nil)
+	return a, b
+}
+
 // waitFor polls cond (calling poll between looks, when not nil) until it
 // holds, within testWait.
 func waitFor(t *testing.T, what string, cond func() bool, poll func()) {
@@ -44,9 +53,7 @@ func waitFor(t *testing.T, what string, cond func() bool, poll func()) {
 // goroutine does). An RDMA write reaches a target that never polls, also
 // right after it polled (the goroutine stood down meanwhile).
 func TestTCPVerdictsAndPassiveTarget(t *testing.T) {
-	a := newEnd(t, rdma.Params{"transport": "tcp"})
-	b := newEnd(t, rdma.Params{"transport": "tcp"})
-	connect(t, a, b, nil, nil)
+	a, b := tcpPair(t)
 	sb, smr := a.buf(t, 8, allAccess)
 	rb, rmr := b.buf(t, 64, allAccess)
 	var wc [4]rdma.WC
@@ -122,9 +129,7 @@ func TestLargeRDMAOrder(t *testing.T) {
 // empty Poll would keep yielding.
 func TestTCPMoversCounted(t *testing.T) {
 	const n = 8 << 20
-	a := newEnd(t, rdma.Params{"transport": "tcp"})
-	b := newEnd(t, rdma.Params{"transport": "tcp"})
-	connect(t, a, b, nil, nil)
+	a, b := tcpPair(t)
 	da, db := &a.dev.(*device).tcp, &b.dev.(*device).tcp
 	src, smr := a.buf(t, n, allAccess)
 	dst, dmr := b.buf(t, n, allAccess)
@@ -161,9 +166,7 @@ func TestTCPMoversCounted(t *testing.T) {
 // its sendmsg and the count). Reads one at a time: at every send of the
 // responder none is outstanding any more.
 func TestTCPReadAnsweredBeforeSent(t *testing.T) {
-	a := newEnd(t, rdma.Params{"transport": "tcp"})
-	b := newEnd(t, rdma.Params{"transport": "tcp"})
-	connect(t, a, b, nil, nil)
+	a, b := tcpPair(t)
 	bd := b.dev.(*device)
 	var sends, counted atomic.Int32
 	hook := func(w *tcpWire) {
@@ -202,9 +205,7 @@ func TestTCPReadAnsweredBeforeSent(t *testing.T) {
 // runtime has one P it could not run while the waiter slept holding the P
 // (dat_evd_wait ping-pongs over godat-tcp took 80 us one way, not 8).
 func TestTCPWaitServesItself(t *testing.T) {
-	a := newEnd(t, rdma.Params{"transport": "tcp"})
-	b := newEnd(t, rdma.Params{"transport": "tcp"})
-	connect(t, a, b, nil, nil)
+	a, b := tcpPair(t)
 	bl := b.dev.(*device).tcp.live.Load()
 	require.NotNil(t, bl)
 	hold, held := make(chan struct{}), make(chan struct{}, 1)
@@ -272,9 +273,7 @@ func TestTCPWaitServesItself(t *testing.T) {
 // looks. Woken through that eventfd, the sleeper found nothing reported
 // and slept on until its timeout in most rounds.
 func TestTCPWaitWokenByOthersPoll(t *testing.T) {
-	a := newEnd(t, rdma.Params{"transport": "tcp"})
-	b := newEnd(t, rdma.Params{"transport": "tcp"})
-	connect(t, a, b, nil, nil)
+	a, b := tcpPair(t)
 	sb, smr := a.buf(t, 8, allAccess)
 	rb, rmr := b.buf(t, 8, allAccess)
 	stop := make(chan struct{})
