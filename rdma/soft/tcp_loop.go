@@ -40,9 +40,11 @@ package soft
 // more) is handed to a goroutine that reads it straight into place with
 // blocking reads, and the connection rejoins the queue when it is done; a
 // connection whose message waits for an SRQ receive leaves the queue until
-// the SRQ's next post resumes it. Nobody blocks in epoll_wait: a thread
-// blocked there would hold its scheduler slot until the runtime took it
-// back, stalling the consumer's goroutines that poll.
+// the SRQ's next post resumes it. No goroutine of ours blocks in
+// epoll_wait: a thread blocked there would hold its scheduler slot until
+// the runtime took it back, stalling the consumer's goroutines that poll.
+// (A consumer's thread asleep in Wait does, as it would in its futex
+// sleep: it has nothing else to run meanwhile.)
 
 import (
 	"os"
@@ -179,6 +181,11 @@ func (t *tcpDev) startLoop() (*tcpLoop, error) {
 // epoll set, or from a stand-down), and so does a consumer's next Poll.
 func (l *tcpLoop) kick() {
 	l.signal()
+	l.nudge()
+}
+
+// nudge ends the goroutine's stand-down (a poke left unread ends the next).
+func (l *tcpLoop) nudge() {
 	select {
 	case l.poke <- struct{}{}:
 	default:
@@ -201,10 +208,7 @@ func (l *tcpLoop) idle() {
 		return // the goroutine serves already, or the waiter does
 	}
 	l.lastPoll.Store(0)
-	select {
-	case l.poke <- struct{}{}:
-	default:
-	}
+	l.nudge()
 }
 
 // tcpIdle hands the TCP connections of every device of the process to

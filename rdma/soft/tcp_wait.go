@@ -82,10 +82,7 @@ func (l *tcpLoop) releaseSleeper(others bool) {
 // before it looks at aside: one of them sees the other).
 func (l *tcpLoop) pokeIfAside() {
 	if l.aside.Load() {
-		select {
-		case l.poke <- struct{}{}:
-		default:
-		}
+		l.nudge()
 	}
 }
 
@@ -121,9 +118,10 @@ func (l *tcpLoop) payAll() {
 }
 
 // sleepServing is one sleep of the sleeper: at most d (d < 0: no bound),
-// until a connection is readable, work is left in the loop's queue or the
-// wake eventfd is written (sleepEp holds the loop's set, which reports all
-// three), then it serves what is there. What was ready before it slept
+// until a connection is readable, work is left in the loop's queue, the
+// loop's wake eventfd is written (sleepEp holds the loop's set, which
+// reports all three) or wakeSleeper writes the sleeper's own; then it
+// serves what is there. What was ready before it slept
 // ends the sleep at once. Like sleepOnBell it counts itself a sleeper of
 // the bell before its last look at the word, so that a ringSelf sees it.
 // It reports EINTR.
