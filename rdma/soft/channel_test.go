@@ -205,3 +205,42 @@ func TestCQOnAnotherDevicesChannel(t *testing.T) {
 	require.Equal(t, uint64(4), wc[0].WRID)
 	require.ErrorIs(t, ch.Destroy(), rdma.ErrBusy)
 }
+
+// epollSleep, with epoll_pwait2 and with the millisecond fallback it takes
+// where the kernel lacks the call or a seccomp filter refuses it: it
+// returns for a readiness there before it slept or while it sleeps, and
+// after its timeout with none.
+func TestEpollSleep(t *testing.T) {
+	for _, fallback := range []bool{false, true} {
+		old := noEpollPwait2.Load()
+		noEpollPwait2.Store(fallback)
+		ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+		require.NoError(t, err)
+		e, err := newEventfd()
+		require.NoError(t, err)
+		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(e)}
+		require.NoError(t, unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, int(e), &ev))
+
+		e.signal()
+		require.False(t, epollSleep(ep, -1), "fallback %v: a readiness before the sleep", fallback)
+		e.clear()
+		start := time.Now()
+		require.False(t, epollSleep(ep, 3*time.Millisecond))
+		require.GreaterOrEqual(t, time.Since(start), 3*time.Millisecond, "fallback %v: the timeout", fallback)
+		done := make(chan struct{})
+		go func() {
+			epollSleep(ep, -1)
+			close(done)
+		}()
+		time.Sleep(5 * time.Millisecond)
+		e.signal()
+		select {
+		case <-done:
+		case <-time.After(testWait):
+			t.Fatalf("fallback %v: a readiness during the sleep did not end it", fallback)
+		}
+		unix.Close(ep)
+		e.close()
+		noEpollPwait2.Store(old)
+	}
+}

@@ -5,6 +5,7 @@ package soft
 
 import (
 	"runtime"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -60,6 +61,10 @@ func sleepCall(call func() unix.Errno) unix.Errno {
 	return errno
 }
 
+// noEpollPwait2: epoll_pwait2 is not there (before Linux 5.11) or not
+// allowed, found once so that each sleep does not try it first.
+var noEpollPwait2 atomic.Bool
+
 // epollSleep waits at most d (d < 0: no bound) for the epoll set epfd to
 // report a readiness, and leaves it for others to act on (the set holds
 // level-triggered entries: a nested set, an eventfd). It reports EINTR.
@@ -71,11 +76,20 @@ func epollSleep(epfd int, d time.Duration) bool {
 		ts = unix.NsecToTimespec(int64(d))
 		tsp = unsafe.Pointer(&ts)
 	}
-	errno := sleepCall(func() unix.Errno {
-		_, _, e := unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(epfd), uintptr(unsafe.Pointer(&ev[0])), 1, uintptr(tsp), 0, 0)
-		return e
-	})
-	if errno == unix.ENOSYS { // before Linux 5.11: a timeout in whole ms
+	var errno unix.Errno
+	if !noEpollPwait2.Load() {
+		errno = sleepCall(func() unix.Errno {
+			_, _, e := unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(epfd), uintptr(unsafe.Pointer(&ev[0])), 1, uintptr(tsp), 0, 0)
+			return e
+		})
+		if errno == unix.ENOSYS || errno == unix.EPERM {
+			// EPERM: a seccomp filter that predates the call (container
+			// runtimes' defaults of before 2021) refuses it; taken for a
+			// wake-up, it would make every Wait spin.
+			noEpollPwait2.Store(true)
+		}
+	}
+	if noEpollPwait2.Load() { // before Linux 5.11: a timeout in whole ms
 		ms := -1
 		if d >= 0 {
 			ms = int((d + time.Millisecond - 1) / time.Millisecond)
