@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -27,6 +28,7 @@ var dataTests = []test{
 	{"SendsWaitForReceives", (*suite).dataSendsWait},
 	{"PingPong", (*suite).dataPingPong},
 	{"ConcurrentPosters", (*suite).dataConcurrent},
+	{"PostPollAllocs", (*suite).dataAllocs},
 }
 
 const canary = 0xa5
@@ -493,4 +495,69 @@ func (s *suite) dataConcurrent(t *testing.T) {
 	}
 	sameBytes(t, sb.b, rb.b, "messages of %d concurrent posters", n)
 	w.take(scq, n*per/10)
+}
+
+// Posting and polling allocate nothing, as on verbs where a post is a few
+// stores into a queue and a poll a few loads: sends of 8 bytes and of a
+// page with their receives, an RDMA write and an RDMA read of a page, each
+// signalled, and an empty Poll. (An allocation per request is garbage-collector work that a
+// streaming application pays for in pauses.)
+func (s *suite) dataAllocs(t *testing.T) {
+	w := s.world(t)
+	a, b := w.pair()
+	for _, c := range []*cqLog{a.scq, a.rcq, b.scq, b.rcq} {
+		c.manual = true
+	}
+	const page = 4096
+	sb, rb, tgt := a.side.buf(page, accAll), b.side.buf(2*page, accAll), b.side.buf(page, accAll)
+	rwrs := []*rdma.RecvWR{recv(1, rb.sge(0, 8)), recv(2, rb.sge(page, page))}
+	wrs := []*rdma.SendWR{
+		send(3, rdma.SendSignaled, sb.sge(0, 8)),
+		send(4, rdma.SendSignaled, sb.all()),
+		write(5, rdma.SendSignaled, tgt.addr, tgt.mr.RKey(), sb.all()),
+		read(6, rdma.SendSignaled, tgt.addr, tgt.mr.RKey(), sb.all()),
+	}
+	var wc [8]rdma.WC
+	var failed error
+	round := func() {
+		if failed != nil {
+			return
+		}
+		for _, wr := range rwrs {
+			if failed = b.qp.PostRecv(wr); failed != nil {
+				return
+			}
+		}
+		for _, wr := range wrs {
+			if failed = a.qp.PostSend(wr); failed != nil {
+				return
+			}
+		}
+		deadline := time.Now().Add(bound)
+		for done, got := 0, 0; done < len(wrs) || got < len(rwrs); {
+			n := a.scq.cq.Poll(wc[:])
+			m := b.rcq.cq.Poll(wc[n:])
+			for _, c := range wc[:n+m] {
+				if c.Status != rdma.WCSuccess {
+					failed = fmt.Errorf("completion %d: %v", c.WRID, c.Status)
+					return
+				}
+			}
+			done, got = done+n, got+m
+			if time.Now().After(deadline) {
+				failed = fmt.Errorf("%d of %d send completions and %d of %d receives within %v", done, len(wrs), got, len(rwrs), bound)
+				return
+			}
+		}
+	}
+	round() // the first may set up what later rounds reuse
+	require.NoError(t, failed)
+	allocs := testing.AllocsPerRun(100, round)
+	require.NoError(t, failed)
+	if s.b.Allocates {
+		require.NotZero(t, allocs, "allocations per round of a backend that allocates")
+		return
+	}
+	require.Zero(t, allocs, "allocations per round of six posts and their completions")
+	require.Zero(t, testing.AllocsPerRun(1000, func() { a.scq.cq.Poll(wc[:]) }), "allocations per empty Poll")
 }

@@ -34,7 +34,7 @@ var (
 
 // memBackend is the suite's Backend for a variant.
 func memBackend(c memConfig) Backend {
-	return Backend{Name: c.name, Open: func(async rdma.AsyncHandler) (rdma.Device, error) {
+	return Backend{Name: c.name, Allocates: true, Open: func(async rdma.AsyncHandler) (rdma.Device, error) {
 		return &mDevice{cfg: c, async: async, qps: map[*mQP]bool{}}, nil
 	}}
 }

@@ -49,6 +49,10 @@ type Backend struct {
 	// skipped. The software backend pins nothing and must report such a
 	// request as a local protection or access error.
 	Pinned bool
+	// Allocates says that posts and polls allocate (the suite's in-memory
+	// reference backend, which appends to plain slices): the allocation
+	// test then checks that it sees them, which shows it able to fail.
+	Allocates bool
 }
 
 // Registered is the Backend that opens the backend registered in package

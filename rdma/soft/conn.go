@@ -8,6 +8,8 @@ package soft
 import (
 	"sync"
 	"sync/atomic"
+
+	"godat/rdma"
 )
 
 type conn struct {
@@ -44,6 +46,11 @@ type conn struct {
 	inRead    bool
 	readFault bool
 	readLen   uint64
+
+	// writeSeg is the target range of the peer's RDMA write being placed
+	// (two-sided wires; reader only): a local one, handed to the payload's
+	// interface, would be allocated per write.
+	writeSeg [1]rdma.SGE
 }
 
 // newConn starts a connection of q on wire w; q.mu is held.

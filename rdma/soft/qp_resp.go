@@ -45,10 +45,10 @@ func (q *qp) onWrite(c *conn, h *hdr, p payload) error {
 	var local bool
 	if h.len > 0 {
 		// The message size limit keeps a write within one segment.
-		seg := [1]rdma.SGE{{Addr: h.addr, Length: uint32(h.len)}}
+		c.writeSeg[0] = rdma.SGE{Addr: h.addr, Length: uint32(h.len)}
 		var err error
 		q.mu.Unlock()
-		local, _, err = c.placeUnlocked(p, seg[:], h.len)
+		local, _, err = c.placeUnlocked(p, c.writeSeg[:], h.len)
 		q.mu.Lock()
 		if q.c != c {
 			return errGone

@@ -67,11 +67,10 @@ issue:
 				q.deferIssueLocked()
 				break issue
 			}
-			var sgl [maxSGE]rdma.SGE
-			n := copy(sgl[:], e.sgl[:e.nsge])
+			n := copy(q.issueSGL[:], e.sgl[:e.nsge])
 			q.issuing = true
 			q.mu.Unlock()
-			st := c.accessUnlocked(op, sgl[:n], L, raddr, rkey)
+			st := c.accessUnlocked(op, q.issueSGL[:n], L, raddr, rkey)
 			q.mu.Lock()
 			q.issuing = false
 			if q.c != c {
