@@ -79,6 +79,9 @@ const (
 	// waits that much more).
 	quietAfter = 100 * time.Microsecond
 	quietGap   = 5 * time.Microsecond
+	// drainedGap: after a Poll that served data and left nothing, the
+	// next look is this much later (progress).
+	drainedGap = time.Microsecond
 )
 
 // monoBase anchors monoNow.
@@ -290,21 +293,34 @@ func (l *tcpLoop) progress() {
 	}
 	now := monoNow()
 	l.lastPoll.Store(now)
-	if now < l.quietNext.Load() || !l.turn.TryLock() {
+	look := now >= l.quietNext.Load()
+	if !look && !l.owing.Load() || !l.turn.TryLock() {
 		return
 	}
 	left := false
 	if !l.closed {
-		l.lazy, l.found = true, false
-		left = l.serve(consumerPasses)
-		l.lazy = false
+		if look {
+			l.lazy, l.found = true, false
+			left = l.serve(consumerPasses)
+			l.lazy = false
+		}
 		l.payOwedLater()
 		// A poller that has found nothing for quietAfter looks every
 		// quietGap only: an empty Poll then mostly costs no system call.
+		// One that served data and drained the sockets looks again after
+		// drainedGap: the application's next calls (its other EVD's
+		// dequeue, the post of its reply) come sooner than that, and an
+		// epoll_wait from them would find nothing at the price of the
+		// read that just emptied the sockets. Verdicts owed are paid when
+		// due whether the Poll looks or not.
 		switch {
-		case l.found || left || len(l.owed) > 0:
+		case !look:
+		case left:
 			l.quietFrom = 0
 			l.quietNext.Store(0)
+		case l.found:
+			l.quietFrom = 0
+			l.quietNext.Store(monoNow() + int64(drainedGap))
 		case l.quietFrom == 0:
 			l.quietFrom = now
 		case now-l.quietFrom >= int64(quietAfter):
