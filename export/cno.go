@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"godat/core"
+	"godat/export/cabi"
 	"godat/export/dat12"
 )
 
@@ -52,7 +53,7 @@ func go_dat_cno_create(h C.godat_handle, agent *C.DAT_OS_WAIT_PROXY_AGENT, out *
 	if err != nil {
 		return datReturn(c, err)
 	}
-	*out = handleOf(cno)
+	cabi.PutPtr(out, handleOf(cno))
 	return C.DAT_SUCCESS
 }
 
@@ -127,10 +128,10 @@ func go_dat_cno_wait(h C.godat_handle, timeout C.DAT_TIMEOUT, out *C.DAT_EVD_HAN
 	if err != nil {
 		if core.AsError(err).Kind == core.KindQueueEmpty {
 			// The page: on a timeout evd_handle is set to a null handle.
-			*out = nil
+			cabi.PutPtr(out, nil)
 		}
 		return datReturn(c, err)
 	}
-	*out = handleOf(evd)
+	cabi.PutPtr(out, handleOf(evd))
 	return C.DAT_SUCCESS
 }

@@ -65,7 +65,7 @@ func createEP(c *dat12.Call, h C.godat_handle, pzh C.godat_handle, recv, req, co
 	if err != nil {
 		return datReturn(c, err)
 	}
-	*out = handleOf(ep)
+	cabi.PutPtr(out, handleOf(ep))
 	return C.DAT_SUCCESS
 }
 

@@ -47,7 +47,7 @@ func go_dat_evd_create(h C.godat_handle, qlen C.DAT_COUNT, cnoh C.godat_handle, 
 	if err != nil {
 		return datReturn(c, err)
 	}
-	*out = handleOf(evd)
+	cabi.PutPtr(out, handleOf(evd))
 	return C.DAT_SUCCESS
 }
 

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"godat/core"
+	"godat/export/cabi"
 	"godat/export/dat12"
 )
 
@@ -43,7 +44,7 @@ func go_dat_lmr_create(h C.godat_handle, memType C.DAT_MEM_TYPE, region *C.DAT_R
 	if err != nil {
 		return datReturn(c, err)
 	}
-	*out = handleOf(lmr)
+	cabi.PutPtr(out, handleOf(lmr))
 	if lctx != nil {
 		*lctx = C.DAT_LMR_CONTEXT(info.LMRContext)
 	}

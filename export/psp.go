@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"godat/core"
+	"godat/export/cabi"
 	"godat/export/dat12"
 )
 
@@ -46,7 +47,7 @@ func go_dat_psp_create(h C.godat_handle, qual C.DAT_CONN_QUAL, evdh C.godat_hand
 	if err != nil {
 		return datReturn(c, err)
 	}
-	*out = handleOf(p)
+	cabi.PutPtr(out, handleOf(p))
 	return C.DAT_SUCCESS
 }
 
@@ -70,7 +71,7 @@ func go_dat_psp_create_any(h C.godat_handle, qual *C.DAT_CONN_QUAL, evdh C.godat
 		return datReturn(c, err)
 	}
 	*qual = C.DAT_CONN_QUAL(q)
-	*out = handleOf(p)
+	cabi.PutPtr(out, handleOf(p))
 	return C.DAT_SUCCESS
 }
 

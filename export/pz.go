@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"godat/core"
+	"godat/export/cabi"
 	"godat/export/dat12"
 )
 
@@ -29,7 +30,7 @@ func go_dat_pz_create(h C.godat_handle, out *C.DAT_PZ_HANDLE) (ret C.DAT_RETURN)
 	if err != nil {
 		return datReturn(c, err)
 	}
-	*out = handleOf(pz)
+	cabi.PutPtr(out, handleOf(pz))
 	return C.DAT_SUCCESS
 }
 

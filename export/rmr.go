@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"godat/core"
+	"godat/export/cabi"
 	"godat/export/dat12"
 )
 
@@ -29,7 +30,7 @@ func go_dat_rmr_create(pzh C.godat_handle, out *C.DAT_RMR_HANDLE) (ret C.DAT_RET
 	if err != nil {
 		return datReturn(c, err)
 	}
-	*out = handleOf(r)
+	cabi.PutPtr(out, handleOf(r))
 	return C.DAT_SUCCESS
 }
 

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"godat/core"
+	"godat/export/cabi"
 	"godat/export/dat12"
 )
 
@@ -39,7 +40,7 @@ func go_dat_rsp_create(h C.godat_handle, qual C.DAT_CONN_QUAL, eph C.godat_handl
 	if err != nil {
 		return datReturn(c, err)
 	}
-	*out = handleOf(r)
+	cabi.PutPtr(out, handleOf(r))
 	return C.DAT_SUCCESS
 }
 

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"godat/core"
+	"godat/export/cabi"
 	"godat/export/dat12"
 )
 
@@ -38,7 +39,7 @@ func go_dat_srq_create(h C.godat_handle, pzh C.godat_handle, attr *C.DAT_SRQ_ATT
 	if err != nil {
 		return datReturn(c, err)
 	}
-	*out = handleOf(s)
+	cabi.PutPtr(out, handleOf(s))
 	return C.DAT_SUCCESS
 }
 

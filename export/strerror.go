@@ -6,6 +6,7 @@ package main
 import "C"
 
 import (
+	"godat/export/cabi"
 	"godat/export/dat12"
 )
 
@@ -19,9 +20,9 @@ func go_dat_strerror(value C.DAT_RETURN, major, minor **C.char) (ret C.DAT_RETUR
 	if major == nil {
 		return datReturn(c, dat12.ArgAt(2))
 	}
-	*major = (*C.char)(mj)
+	cabi.PutPtr(major, (*C.char)(mj))
 	if minor != nil {
-		*minor = (*C.char)(mn)
+		cabi.PutPtr(minor, (*C.char)(mn))
 	}
 	if !ok {
 		return datReturn(c, dat12.ArgAt(1))

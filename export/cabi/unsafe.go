@@ -2,14 +2,45 @@ package cabi
 
 import "unsafe"
 
+// Memory the consumer hands us to fill (a handle variable, a DAT_EVENT, a
+// parameter structure) holds whatever it held before: an uninitialized
+// local, words the Go runtime left on the thread's stack while it ran a
+// callback from C there. A pointer-typed Go store into it runs the
+// garbage collector's write barrier, which while a collection marks takes
+// the slot's old word for a pointer to shade; an old word that falls in the
+// Go heap (or is the runtime's 0xdeaddead poison) aborts the process with
+// "found bad pointer in Go heap". So every pointer-sized value we write into
+// C memory (handles, addresses of C memory, NULL) is written as an
+// integer: HandleOut, PutPtr and PutStruct. ctest/test_stale_outputs.c
+// fills every output with such a word before the call, with the collector
+// kept running.
+
 // HandleIn reads a handle out of C memory (a struct field, an in/out
 // parameter) as an integer, without ever holding it in a pointer-typed Go
 // variable (see godat_handle in cabi.h).
 func HandleIn[T any](p *T) uintptr { return *(*uintptr)(unsafe.Pointer(p)) }
 
-// HandleOut writes a handle value that may not be a real address (the EVD
-// sentinels) into C memory, for the same reason.
+// HandleOut writes a handle value (which may not be a real address: the
+// EVD sentinels) into C memory as an integer.
 func HandleOut[T any](p *T, h uintptr) { *(*uintptr)(unsafe.Pointer(p)) = h }
+
+// PutPtr writes v, a pointer-sized C value (a handle, the address of C
+// memory, NULL), into C memory at p as an integer.
+func PutPtr[T any](p *T, v T) {
+	if unsafe.Sizeof(v) != unsafe.Sizeof(uintptr(0)) {
+		panic("cabi.PutPtr: not a pointer-sized type")
+	}
+	*(*uintptr)(unsafe.Pointer(p)) = *(*uintptr)(unsafe.Pointer(&v))
+}
+
+// PutStruct copies *v, a C structure built in Go memory, into C memory at
+// p byte for byte: a typed copy of a small structure is compiled into
+// field stores, each pointer field's with the write barrier (a large one
+// goes through typedmemmove, which skips memory outside Go's).
+func PutStruct[T any](p unsafe.Pointer, v *T) {
+	n := unsafe.Sizeof(*v)
+	copy(unsafe.Slice((*byte)(p), n), unsafe.Slice((*byte)(unsafe.Pointer(v)), n))
+}
 
 // CPtr turns the address of C memory (a handle stub, a consumer buffer)
 // back into a pointer. Such memory is never moved or collected by Go, so the

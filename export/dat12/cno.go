@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"godat/core"
+	"godat/export/cabi"
 )
 
 // Agent reads the DAT_OS_WAIT_PROXY_AGENT at p: instance data, then
@@ -30,5 +31,5 @@ func PutCNOParam(out unsafe.Pointer, c *core.CNO, agent [2]uint64) {
 	var v C.DAT_CNO_PARAM
 	v.ia_handle = handle(c.IA())
 	*(*[2]uint64)(unsafe.Pointer(&v.agent)) = agent
-	*(*C.DAT_CNO_PARAM)(out) = v
+	cabi.PutStruct(out, &v)
 }

@@ -29,6 +29,6 @@ func PutCRParam(out unsafe.Pointer, cr *core.CR, q core.CRParams) error {
 	v.private_data = C.DAT_PVOID(p)
 	v.remote_port_qual = C.DAT_PORT_QUAL(q.RemoteQual)
 	v.local_ep_handle = handle(q.EP)
-	*(*C.DAT_CR_PARAM)(out) = v
+	cabi.PutStruct(out, &v)
 	return nil
 }

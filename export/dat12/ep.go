@@ -103,7 +103,7 @@ func PutEPParam(out unsafe.Pointer, ep *core.EP, p core.EPParams) error {
 	v.connect_evd_handle = handle(p.ConnEVD)
 	v.srq_handle = handle(p.SRQ)
 	v.ep_attr = epAttrToC(p.Attr)
-	*(*C.DAT_EP_PARAM)(out) = v
+	cabi.PutStruct(out, &v)
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"godat/core"
+	"godat/export/cabi"
 )
 
 // evdFlagBits pairs the DAT 1.2 EVD flag bits with core's.
@@ -61,5 +62,5 @@ func PutEVDParam(out unsafe.Pointer, evd *core.EVD, p core.EVDParams) {
 	}
 	v.cno_handle = handle(p.CNO)
 	v.evd_flags = evdFlagsToC(p.Flags)
-	*(*C.DAT_EVD_PARAM)(out) = v
+	cabi.PutStruct(out, &v)
 }

@@ -62,9 +62,12 @@ var asyncReasons = [core.AsyncReasonCount]C.DAT_COUNT{
 	core.ReasonProviderInternalFailure: C.DAT_IA_OTHER_ERROR,
 }
 
-// FillEvent writes ev into the consumer's DAT_EVENT at p.
+// FillEvent writes ev into the consumer's DAT_EVENT at p. The event is
+// built in Go memory and copied whole (cabi.PutStruct): the consumer's
+// structure may hold anything before the call.
 func FillEvent(p unsafe.Pointer, ev *core.Event) {
-	out := (*C.DAT_EVENT)(p)
+	var e C.DAT_EVENT
+	out := &e
 	out.event_number = eventNumbers[ev.Number]
 	out.evd_handle = handle(ev.EVD)
 	data := unsafe.Pointer(&out.event_data)
@@ -110,13 +113,14 @@ func FillEvent(p unsafe.Pointer, ev *core.Event) {
 		// block is gone, and so is the EP the event names).
 		if len(ev.PrivateData) > 0 && ev.EP != nil {
 			if m, ok := cabi.HoldCMem(ev.EP); ok {
-				p, n := cabi.PutPrivate(m.Ptr(), ev.PrivateData)
+				at, n := cabi.PutPrivate(m.Ptr(), ev.PrivateData)
 				d.private_data_size = C.DAT_COUNT(n)
-				d.private_data = C.DAT_PVOID(p)
+				d.private_data = C.DAT_PVOID(at)
 				m.Drop()
 			}
 		}
 	}
+	cabi.PutStruct(p, &e)
 }
 
 // SoftwareEvent reads the pointer of the software event at p (a

@@ -52,7 +52,7 @@ func PutIAAttr(out unsafe.Pointer, ia *core.IA) error {
 	v.max_rdma_read_out = C.DAT_COUNT(a.MaxRDMAReadPerEPOut * a.MaxEPs)
 	v.max_rdma_read_per_ep_in_guaranteed = C.DAT_TRUE
 	v.max_rdma_read_per_ep_out_guaranteed = C.DAT_TRUE
-	*(*C.DAT_IA_ATTR)(out) = v
+	cabi.PutStruct(out, &v)
 	return nil
 }
 
@@ -105,7 +105,7 @@ func PutProviderAttr(out unsafe.Pointer, ia *core.IA) {
 	v.lmr_sync_req = C.DAT_FALSE
 	v.dto_async_return_guaranteed = C.DAT_FALSE
 	v.rdma_write_for_rdma_read_req = C.DAT_FALSE
-	*(*C.DAT_PROVIDER_ATTR)(out) = v
+	cabi.PutStruct(out, &v)
 }
 
 // PutProviderInfo writes the DAT_PROVIDER_INFO of a dat.conf entry at out.

@@ -59,7 +59,7 @@ func PutLMRParam(out unsafe.Pointer, l *core.LMR, i core.LMRInfo) {
 	v.rmr_context = C.DAT_RMR_CONTEXT(i.RMRContext)
 	v.registered_size = C.DAT_VLEN(i.RegisteredSize)
 	v.registered_address = C.DAT_VADDR(i.RegisteredAddr)
-	*(*C.DAT_LMR_PARAM)(out) = v
+	cabi.PutStruct(out, &v)
 }
 
 // cookieAt reads the 40-byte shared memory id the consumer points at.

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"godat/core"
+	"godat/export/cabi"
 )
 
 // PutPSPParam writes the DAT_PSP_PARAM of p at out.
@@ -18,5 +19,5 @@ func PutPSPParam(out unsafe.Pointer, p *core.PSP, q core.PSPParams) {
 	v.conn_qual = C.DAT_CONN_QUAL(q.Qual)
 	v.evd_handle = handle(q.EVD)
 	v.psp_flags = pspFlagsToC(q.Flags)
-	*(*C.DAT_PSP_PARAM)(out) = v
+	cabi.PutStruct(out, &v)
 }

@@ -9,9 +9,10 @@ import (
 	"unsafe"
 
 	"godat/core"
+	"godat/export/cabi"
 )
 
 // PutPZParam writes the DAT_PZ_PARAM of pz at out.
 func PutPZParam(out unsafe.Pointer, pz *core.PZ) {
-	(*C.DAT_PZ_PARAM)(out).ia_handle = handle(pz.IA())
+	cabi.PutPtr(&(*C.DAT_PZ_PARAM)(out).ia_handle, handle(pz.IA()))
 }

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"godat/core"
+	"godat/export/cabi"
 )
 
 // PutRMRParam writes the DAT_RMR_PARAM of r at out.
@@ -21,5 +22,5 @@ func PutRMRParam(out unsafe.Pointer, r *core.RMR, i core.RMRInfo) {
 	v.lmr_triplet.segment_length = C.DAT_VLEN(i.Segment.Length)
 	v.mem_priv = memPrivToC(i.Priv)
 	v.rmr_context = C.DAT_RMR_CONTEXT(i.RMRContext)
-	*(*C.DAT_RMR_PARAM)(out) = v
+	cabi.PutStruct(out, &v)
 }

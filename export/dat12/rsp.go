@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"godat/core"
+	"godat/export/cabi"
 )
 
 // PutRSPParam writes the DAT_RSP_PARAM of r at out.
@@ -18,5 +19,5 @@ func PutRSPParam(out unsafe.Pointer, r *core.RSP, q core.RSPParams) {
 	v.conn_qual = C.DAT_CONN_QUAL(q.Qual)
 	v.evd_handle = handle(q.EVD)
 	v.ep_handle = handle(q.EP)
-	*(*C.DAT_RSP_PARAM)(out) = v
+	cabi.PutStruct(out, &v)
 }

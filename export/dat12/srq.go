@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"godat/core"
+	"godat/export/cabi"
 )
 
 // SRQAttrFromC reads the DAT_SRQ_ATTR at p.
@@ -30,5 +31,5 @@ func PutSRQParam(out unsafe.Pointer, s *core.SRQ, p core.SRQParams) {
 	v.low_watermark = C.DAT_COUNT(p.LowWatermark)
 	v.available_dto_count = C.DAT_COUNT(p.Available)
 	v.outstanding_dto_count = C.DAT_COUNT(p.Outstanding)
-	*(*C.DAT_SRQ_PARAM)(out) = v
+	cabi.PutStruct(out, &v)
 }
