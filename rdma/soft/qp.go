@@ -85,15 +85,15 @@ type qp struct {
 	cm     *cmChannel
 	sigAll bool
 
-	mu         sync.Mutex
-	state      rdma.QPState
-	active     bool // the connection (attempt) is ours, not accepted
-	destroyed  bool
-	issuing    bool // a thread issues with q.mu released (qp_send.go)
+	mu        sync.Mutex
+	state     rdma.QPState
+	active    bool // the connection (attempt) is ours, not accepted
+	destroyed bool
+	issuing   bool // a thread issues with q.mu released (qp_send.go)
 	// issueSGL is the issuing thread's copy of the SGL of the access it
 	// runs with q.mu released (owned while issuing is set): a local array
 	// handed to the wire's interface would be allocated per access.
-	issueSGL [maxSGE]rdma.SGE
+	issueSGL   [maxSGE]rdma.SGE
 	asyncIssue bool // issueAsync issues: large accesses run in place
 	pd         *pd
 	scq, rcq   *cq
