@@ -42,6 +42,11 @@ static void stale(void *p, size_t n)
 		memcpy(b + i, &w, sizeof w);
 }
 #define STALE(v) stale(&(v), sizeof(v))
+/* Declares var, poisons it, and makes the call that fills it. */
+#define STALE_OUT(type, var, call)                                              \
+	type var;                                                               \
+	STALE(var);                                                             \
+	check_ok(call)
 
 /* Dequeues the next event of evd into a stale DAT_EVENT. */
 static DAT_EVENT take_stale(DAT_EVD_HANDLE evd)
@@ -58,93 +63,63 @@ static DAT_EVENT take_stale(DAT_EVD_HANDLE evd)
  * a stale structure, then freed. */
 static void objects_round(DAT_IA_HANDLE ia, void *buf, uint64_t round)
 {
-	DAT_EVD_HANDLE evd;
-	STALE(evd);
-	check_ok(dat_evd_create(ia, 4, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &evd));
+	STALE_OUT(DAT_EVD_HANDLE, evd, dat_evd_create(ia, 4, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &evd));
 	post_se(evd, (uintptr_t)round);
 	DAT_EVENT ev = take_stale(evd);
 	assert_int_equal(ev.event_number, DAT_SOFTWARE_EVENT);
 	assert_int_equal((uintptr_t)ev.event_data.software_event_data.pointer, (uintptr_t)round);
-	DAT_EVD_PARAM evp;
-	STALE(evp);
-	check_ok(dat_evd_query(evd, DAT_EVD_FIELD_ALL, &evp));
+	STALE_OUT(DAT_EVD_PARAM, evp, dat_evd_query(evd, DAT_EVD_FIELD_ALL, &evp));
 	assert_ptr_equal(evp.ia_handle, ia);
 
-	DAT_PZ_HANDLE pz2;
-	STALE(pz2);
-	check_ok(dat_pz_create(ia, &pz2));
-	DAT_PZ_PARAM pzp;
-	STALE(pzp);
-	check_ok(dat_pz_query(pz2, DAT_PZ_FIELD_ALL, &pzp));
+	STALE_OUT(DAT_PZ_HANDLE, pz2, dat_pz_create(ia, &pz2));
+	STALE_OUT(DAT_PZ_PARAM, pzp, dat_pz_query(pz2, DAT_PZ_FIELD_ALL, &pzp));
 	assert_ptr_equal(pzp.ia_handle, ia);
 
-	DAT_CNO_HANDLE cno;
-	STALE(cno);
-	check_ok(dat_cno_create(ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno));
-	DAT_CNO_PARAM cnop;
-	STALE(cnop);
-	check_ok(dat_cno_query(cno, DAT_CNO_FIELD_ALL, &cnop));
+	STALE_OUT(DAT_CNO_HANDLE, cno, dat_cno_create(ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno));
+	STALE_OUT(DAT_CNO_PARAM, cnop, dat_cno_query(cno, DAT_CNO_FIELD_ALL, &cnop));
 	assert_ptr_equal(cnop.ia_handle, ia);
 	DAT_EVD_HANDLE woke;
 	STALE(woke);
 	check_ret(dat_cno_wait(cno, 0, &woke), DAT_QUEUE_EMPTY, DAT_NO_SUBTYPE);
 	assert_null(woke);
 
-	struct lmr l;
-	STALE(l);
-	check_ok(lmr_create_va(ia, pz2, buf, 4096, DAT_MEM_PRIV_ALL_FLAG, &l));
-	DAT_LMR_PARAM lp;
-	STALE(lp);
-	check_ok(dat_lmr_query(l.h, DAT_LMR_FIELD_ALL, &lp));
+	STALE_OUT(struct lmr, l, lmr_create_va(ia, pz2, buf, 4096, DAT_MEM_PRIV_ALL_FLAG, &l));
+	STALE_OUT(DAT_LMR_PARAM, lp, dat_lmr_query(l.h, DAT_LMR_FIELD_ALL, &lp));
 	assert_ptr_equal(lp.ia_handle, ia);
 	assert_ptr_equal(lp.pz_handle, pz2);
 
-	DAT_RMR_HANDLE rmr;
-	STALE(rmr);
-	check_ok(dat_rmr_create(pz2, &rmr));
-	DAT_RMR_PARAM rp;
-	STALE(rp);
-	check_ok(dat_rmr_query(rmr, DAT_RMR_FIELD_ALL, &rp));
+	STALE_OUT(DAT_RMR_HANDLE, rmr, dat_rmr_create(pz2, &rmr));
+	STALE_OUT(DAT_RMR_PARAM, rp, dat_rmr_query(rmr, DAT_RMR_FIELD_ALL, &rp));
 	assert_ptr_equal(rp.ia_handle, ia);
 
 	DAT_SRQ_ATTR sa = {.max_recv_dtos = 4, .max_recv_iov = 1};
-	DAT_SRQ_HANDLE srq;
-	STALE(srq);
-	check_ok(dat_srq_create(ia, pz2, &sa, &srq));
-	DAT_SRQ_PARAM sp;
-	STALE(sp);
-	check_ok(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &sp));
+	STALE_OUT(DAT_SRQ_HANDLE, srq, dat_srq_create(ia, pz2, &sa, &srq));
+	STALE_OUT(DAT_SRQ_PARAM, sp, dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &sp));
 	assert_ptr_equal(sp.ia_handle, ia);
 
-	DAT_EVD_HANDLE conn;
-	STALE(conn);
-	check_ok(dat_evd_create(ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG | DAT_EVD_CONNECTION_FLAG, &conn));
-	DAT_EP_HANDLE ep;
-	STALE(ep);
-	check_ok(dat_ep_create(ia, pz2, conn, conn, conn, NULL, &ep));
-	DAT_EP_PARAM epp;
-	STALE(epp);
-	check_ok(dat_ep_query(ep, DAT_EP_FIELD_ALL, &epp));
+	DAT_EVD_FLAGS fl = DAT_EVD_DTO_FLAG | DAT_EVD_CONNECTION_FLAG;
+	STALE_OUT(DAT_EVD_HANDLE, conn, dat_evd_create(ia, 8, DAT_HANDLE_NULL, fl, &conn));
+	STALE_OUT(DAT_EP_HANDLE, ep, dat_ep_create(ia, pz2, conn, conn, conn, NULL, &ep));
+	STALE_OUT(DAT_EP_PARAM, epp, dat_ep_query(ep, DAT_EP_FIELD_ALL, &epp));
 	assert_ptr_equal(epp.pz_handle, pz2);
 	assert_ptr_equal(epp.connect_evd_handle, conn);
 
-	DAT_EVD_HANDLE cr;
-	STALE(cr);
-	check_ok(dat_evd_create(ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr));
+	STALE_OUT(DAT_EVD_HANDLE, cr, dat_evd_create(ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr));
 	DAT_CONN_QUAL q;
-	DAT_PSP_HANDLE psp;
-	STALE(psp);
-	check_ok(dat_psp_create_any(ia, &q, cr, DAT_PSP_CONSUMER_FLAG, &psp));
-	DAT_PSP_PARAM pp;
-	STALE(pp);
-	check_ok(dat_psp_query(psp, DAT_PSP_FIELD_ALL, &pp));
+	STALE_OUT(DAT_PSP_HANDLE, psp, dat_psp_create_any(ia, &q, cr, DAT_PSP_CONSUMER_FLAG, &psp));
+	STALE_OUT(DAT_PSP_PARAM, pp, dat_psp_query(psp, DAT_PSP_FIELD_ALL, &pp));
 	assert_ptr_equal(pp.evd_handle, cr);
+	check_ok(dat_psp_free(psp));
+	/* The PSP's qualifier, free again, or the next free one (TCP: a port
+	 * another process may hold). */
 	DAT_RSP_HANDLE rsp;
-	STALE(rsp);
-	check_ok(dat_rsp_create(ia, q + 1, ep, cr, &rsp));
-	DAT_RSP_PARAM rsp_p;
-	STALE(rsp_p);
-	check_ok(dat_rsp_query(rsp, DAT_RSP_FIELD_ALL, &rsp_p));
+	DAT_RETURN r = DAT_CONN_QUAL_IN_USE;
+	for (DAT_CONN_QUAL k = 0; k < 64 && DAT_GET_TYPE(r) == DAT_CONN_QUAL_IN_USE; k++) {
+		STALE(rsp);
+		r = dat_rsp_create(ia, q + k, ep, cr, &rsp);
+	}
+	check_ok(r);
+	STALE_OUT(DAT_RSP_PARAM, rsp_p, dat_rsp_query(rsp, DAT_RSP_FIELD_ALL, &rsp_p));
 	assert_ptr_equal(rsp_p.ep_handle, ep);
 
 	DAT_IA_ATTR ia_a;
@@ -161,7 +136,6 @@ static void objects_round(DAT_IA_HANDLE ia, void *buf, uint64_t round)
 	assert_non_null(maj);
 
 	check_ok(dat_rsp_free(rsp));
-	check_ok(dat_psp_free(psp));
 	check_ok(dat_evd_free(cr));
 	check_ok(dat_ep_free(ep));
 	check_ok(dat_evd_free(conn));
@@ -207,9 +181,7 @@ static void connect_round(struct pair *p)
 	assert_int_equal(ev.event_number, DAT_CONNECTION_REQUEST_EVENT);
 	DAT_CR_HANDLE crh = ev.event_data.cr_arrival_event_data.cr_handle;
 	assert_ptr_equal(ev.event_data.cr_arrival_event_data.sp_handle.psp_handle, p->psp);
-	DAT_CR_PARAM crp;
-	STALE(crp);
-	check_ok(dat_cr_query(crh, DAT_CR_FIELD_ALL, &crp));
+	STALE_OUT(DAT_CR_PARAM, crp, dat_cr_query(crh, DAT_CR_FIELD_ALL, &crp));
 	assert_int_equal(crp.private_data_size, sizeof pd);
 	assert_memory_equal(crp.private_data, pd, sizeof pd);
 	check_ok(dat_cr_accept(crh, p->ep[0], sizeof apd, apd));
