@@ -37,7 +37,7 @@ var callCNOCreate = dat12.NewCall("dat_cno_create", dat12.Args{})
 //export go_dat_cno_create
 func go_dat_cno_create(h C.godat_handle, agent *C.DAT_OS_WAIT_PROXY_AGENT, out *C.DAT_CNO_HANDLE) (ret C.DAT_RETURN) {
 	c := callCNOCreate
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
 		return datReturn(c, err)
@@ -45,6 +45,7 @@ func go_dat_cno_create(h C.godat_handle, agent *C.DAT_OS_WAIT_PROXY_AGENT, out *
 	if out == nil {
 		return datReturn(c, dat12.ArgAt(3))
 	}
+	cabi.ProbeOut(out)
 	a, err := dat12.Agent(unsafe.Pointer(agent), 2)
 	if err != nil {
 		return datReturn(c, err)
@@ -62,7 +63,7 @@ var callCNOModifyAgent = dat12.NewCall("dat_cno_modify_agent", dat12.Args{})
 //export go_dat_cno_modify_agent
 func go_dat_cno_modify_agent(h C.godat_handle, agent *C.DAT_OS_WAIT_PROXY_AGENT) (ret C.DAT_RETURN) {
 	c := callCNOModifyAgent
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	cno, err := cnoOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -79,7 +80,7 @@ var callCNOQuery = dat12.NewCall("dat_cno_query", dat12.Args{})
 //export go_dat_cno_query
 func go_dat_cno_query(h C.godat_handle, mask C.DAT_CNO_PARAM_MASK, out *C.DAT_CNO_PARAM) (ret C.DAT_RETURN) {
 	c := callCNOQuery
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	cno, err := cnoOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -103,7 +104,7 @@ var callCNOFree = dat12.NewCall("dat_cno_free", dat12.Args{})
 //export go_dat_cno_free
 func go_dat_cno_free(h C.godat_handle) (ret C.DAT_RETURN) {
 	c := callCNOFree
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	cno, err := cnoOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -116,7 +117,7 @@ var callCNOWait = dat12.NewCall("dat_cno_wait", dat12.Args{})
 //export go_dat_cno_wait
 func go_dat_cno_wait(h C.godat_handle, timeout C.DAT_TIMEOUT, out *C.DAT_EVD_HANDLE) (ret C.DAT_RETURN) {
 	c := callCNOWait
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	cno, err := cnoOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -124,6 +125,7 @@ func go_dat_cno_wait(h C.godat_handle, timeout C.DAT_TIMEOUT, out *C.DAT_EVD_HAN
 	if out == nil {
 		return datReturn(c, dat12.ArgAt(3))
 	}
+	cabi.ProbeOut(out)
 	evd, err := cno.Wait(dat12.Timeout(uint32(timeout)))
 	if err != nil {
 		if core.AsError(err).Kind == core.KindQueueEmpty {

@@ -27,7 +27,7 @@ var callSetConsumerContext = dat12.NewCall("dat_set_consumer_context", dat12.Arg
 //export go_dat_set_consumer_context
 func go_dat_set_consumer_context(h C.godat_handle, ctx C.DAT_UINT64) (ret C.DAT_RETURN) {
 	c := callSetConsumerContext
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	o, err := anyObject(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -41,7 +41,7 @@ var callGetConsumerContext = dat12.NewCall("dat_get_consumer_context", dat12.Arg
 //export go_dat_get_consumer_context
 func go_dat_get_consumer_context(h C.godat_handle, out *C.DAT_CONTEXT) (ret C.DAT_RETURN) {
 	c := callGetConsumerContext
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	o, err := anyObject(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -58,7 +58,7 @@ var callGetHandleType = dat12.NewCall("dat_get_handle_type", dat12.Args{})
 //export go_dat_get_handle_type
 func go_dat_get_handle_type(h C.godat_handle, out *C.DAT_HANDLE_TYPE) (ret C.DAT_RETURN) {
 	c := callGetHandleType
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	o, err := anyObject(h)
 	if err != nil {
 		return datReturn(c, err)

@@ -23,7 +23,7 @@ var callCRQuery = dat12.NewCall("dat_cr_query", dat12.Args{})
 //export go_dat_cr_query
 func go_dat_cr_query(h C.godat_handle, mask C.DAT_CR_PARAM_MASK, out *C.DAT_CR_PARAM) (ret C.DAT_RETURN) {
 	c := callCRQuery
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	cr, err := crOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -46,7 +46,7 @@ var callCRAccept = dat12.NewCall("dat_cr_accept", dat12.Args{core.ArgPrivateData
 //export go_dat_cr_accept
 func go_dat_cr_accept(h C.godat_handle, eph C.godat_handle, psize C.DAT_COUNT, pdata C.DAT_PVOID) (ret C.DAT_RETURN) {
 	c := callCRAccept
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	cr, err := crOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -70,7 +70,7 @@ var callCRReject = dat12.NewCall("dat_cr_reject", dat12.Args{})
 //export go_dat_cr_reject
 func go_dat_cr_reject(h C.godat_handle) (ret C.DAT_RETURN) {
 	c := callCRReject
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	cr, err := crOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -83,7 +83,7 @@ var callCRHandoff = dat12.NewCall("dat_cr_handoff", dat12.Args{core.ArgConnQual:
 //export go_dat_cr_handoff
 func go_dat_cr_handoff(h C.godat_handle, qual C.DAT_CONN_QUAL) (ret C.DAT_RETURN) {
 	c := callCRHandoff
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	cr, err := crOf(h)
 	if err != nil {
 		return datReturn(c, err)

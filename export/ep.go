@@ -49,6 +49,7 @@ func createEP(c *dat12.Call, h C.godat_handle, pzh C.godat_handle, recv, req, co
 	if out == nil {
 		return datReturn(c, dat12.ArgAt(outArg))
 	}
+	cabi.ProbeOut(out)
 	if attr == nil && srqh != 0 {
 		// dat_ep_create_with_srq: "Consumer can not specify NULL for
 		// ep_attributes".
@@ -74,7 +75,7 @@ var callEPCreate = dat12.NewCall("dat_ep_create", dat12.Args{core.ArgEPAttr: 6})
 //export go_dat_ep_create
 func go_dat_ep_create(h C.godat_handle, pz C.godat_handle, recv, req, conn C.godat_handle, attr *C.DAT_EP_ATTR, out *C.DAT_EP_HANDLE) (ret C.DAT_RETURN) {
 	c := callEPCreate
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	return createEP(c, h, pz, recv, req, conn, 0, attr, out, 7)
 }
 
@@ -84,7 +85,7 @@ var callEPCreateWithSRQ = dat12.NewCall("dat_ep_create_with_srq", dat12.Args{cor
 func go_dat_ep_create_with_srq(h C.godat_handle, pz C.godat_handle, recv, req, conn C.godat_handle, srq C.godat_handle,
 	attr *C.DAT_EP_ATTR, out *C.DAT_EP_HANDLE) (ret C.DAT_RETURN) {
 	c := callEPCreateWithSRQ
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	if srq == 0 {
 		return datReturn(c, core.ErrHandle(core.SubHandleSRQ))
 	}
@@ -96,7 +97,7 @@ var callEPQuery = dat12.NewCall("dat_ep_query", dat12.Args{})
 //export go_dat_ep_query
 func go_dat_ep_query(h C.godat_handle, mask C.DAT_EP_PARAM_MASK, out *C.DAT_EP_PARAM) (ret C.DAT_RETURN) {
 	c := callEPQuery
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	ep, err := epOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -119,7 +120,7 @@ var callEPModify = dat12.NewCall("dat_ep_modify", dat12.Args{core.ArgEPAttr: 3, 
 //export go_dat_ep_modify
 func go_dat_ep_modify(h C.godat_handle, mask C.DAT_EP_PARAM_MASK, in *C.DAT_EP_PARAM) (ret C.DAT_RETURN) {
 	c := callEPModify
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	ep, err := epOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -151,7 +152,7 @@ var callEPConnect = dat12.NewCall("dat_ep_connect", dat12.Args{core.ArgPrivateDa
 func go_dat_ep_connect(h C.godat_handle, addr *C.DAT_SOCK_ADDR, qual C.DAT_CONN_QUAL, timeout C.DAT_TIMEOUT,
 	psize C.DAT_COUNT, pdata C.DAT_PVOID, qos C.DAT_QOS, flags C.DAT_CONNECT_FLAGS) (ret C.DAT_RETURN) {
 	c := callEPConnect
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	ep, err := epOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -190,7 +191,7 @@ var callEPDupConnect = dat12.NewCall("dat_ep_dup_connect", dat12.Args{core.ArgPr
 //export go_dat_ep_dup_connect
 func go_dat_ep_dup_connect(h C.godat_handle, dup C.godat_handle, timeout C.DAT_TIMEOUT, psize C.DAT_COUNT, pdata C.DAT_PVOID, qos C.DAT_QOS) (ret C.DAT_RETURN) {
 	c := callEPDupConnect
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	ep, err := epOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -220,7 +221,7 @@ var callEPDisconnect = dat12.NewCall("dat_ep_disconnect", dat12.Args{})
 //export go_dat_ep_disconnect
 func go_dat_ep_disconnect(h C.godat_handle, flags C.DAT_CLOSE_FLAGS) (ret C.DAT_RETURN) {
 	c := callEPDisconnect
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	ep, err := epOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -296,7 +297,7 @@ var callEPPostSend = dat12.NewCall("dat_ep_post_send", dat12.Args{core.ArgSegmen
 //export go_dat_ep_post_send
 func go_dat_ep_post_send(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
 	c := callEPPostSend
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	if n == 1 && iov != nil {
 		ep, seg, f, err := postOne(h, iov, flags)
 		if err != nil {
@@ -330,7 +331,7 @@ var callEPPostRecv = dat12.NewCall("dat_ep_post_recv", dat12.Args{core.ArgSegmen
 //export go_dat_ep_post_recv
 func go_dat_ep_post_recv(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
 	c := callEPPostRecv
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	if n == 1 && iov != nil {
 		ep, seg, f, err := postOne(h, iov, flags)
 		if err != nil {
@@ -346,7 +347,7 @@ var callEPPostRDMARead = dat12.NewCall("dat_ep_post_rdma_read", dat12.Args{core.
 //export go_dat_ep_post_rdma_read
 func go_dat_ep_post_rdma_read(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, remote *C.DAT_RMR_TRIPLET, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
 	c := callEPPostRDMARead
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	return postLocal(c, readOp, h, n, iov, cookie, remote, flags)
 }
 
@@ -355,7 +356,7 @@ var callEPPostRDMAWrite = dat12.NewCall("dat_ep_post_rdma_write", dat12.Args{cor
 //export go_dat_ep_post_rdma_write
 func go_dat_ep_post_rdma_write(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64, remote *C.DAT_RMR_TRIPLET, flags C.DAT_COMPLETION_FLAGS) (ret C.DAT_RETURN) {
 	c := callEPPostRDMAWrite
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	return postLocal(c, writeOp, h, n, iov, cookie, remote, flags)
 }
 
@@ -364,7 +365,7 @@ var callEPGetStatus = dat12.NewCall("dat_ep_get_status", dat12.Args{})
 //export go_dat_ep_get_status
 func go_dat_ep_get_status(h C.godat_handle, state *C.DAT_EP_STATE, recvIdle, reqIdle *C.DAT_BOOLEAN) (ret C.DAT_RETURN) {
 	c := callEPGetStatus
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	ep, err := epOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -390,7 +391,7 @@ var callEPFree = dat12.NewCall("dat_ep_free", dat12.Args{})
 //export go_dat_ep_free
 func go_dat_ep_free(h C.godat_handle) (ret C.DAT_RETURN) {
 	c := callEPFree
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	ep, err := epOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -403,7 +404,7 @@ var callEPReset = dat12.NewCall("dat_ep_reset", dat12.Args{})
 //export go_dat_ep_reset
 func go_dat_ep_reset(h C.godat_handle) (ret C.DAT_RETURN) {
 	c := callEPReset
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	ep, err := epOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -416,7 +417,7 @@ var callEPRecvQuery = dat12.NewCall("dat_ep_recv_query", dat12.Args{})
 //export go_dat_ep_recv_query
 func go_dat_ep_recv_query(h C.godat_handle, nbufs, span *C.DAT_COUNT) (ret C.DAT_RETURN) {
 	c := callEPRecvQuery
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	ep, err := epOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -443,7 +444,7 @@ var callEPSetWatermark = dat12.NewCall("dat_ep_set_watermark", dat12.Args{core.A
 //export go_dat_ep_set_watermark
 func go_dat_ep_set_watermark(h C.godat_handle, soft, hard C.DAT_COUNT) (ret C.DAT_RETURN) {
 	c := callEPSetWatermark
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	ep, err := epOf(h)
 	if err != nil {
 		return datReturn(c, err)

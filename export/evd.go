@@ -27,7 +27,7 @@ var callEVDCreate = dat12.NewCall("dat_evd_create", dat12.Args{core.ArgQLen: 2, 
 //export go_dat_evd_create
 func go_dat_evd_create(h C.godat_handle, qlen C.DAT_COUNT, cnoh C.godat_handle, flags C.DAT_EVD_FLAGS, out *C.DAT_EVD_HANDLE) (ret C.DAT_RETURN) {
 	c := callEVDCreate
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
 		return datReturn(c, err)
@@ -39,6 +39,7 @@ func go_dat_evd_create(h C.godat_handle, qlen C.DAT_COUNT, cnoh C.godat_handle, 
 	if out == nil {
 		return datReturn(c, dat12.ArgAt(5))
 	}
+	cabi.ProbeOut(out)
 	cf, ok := dat12.EVDFlags(uint32(flags))
 	if !ok {
 		return datReturn(c, core.ErrArg(core.ArgEVDFlags))
@@ -56,7 +57,7 @@ var callEVDQuery = dat12.NewCall("dat_evd_query", dat12.Args{})
 //export go_dat_evd_query
 func go_dat_evd_query(h C.godat_handle, mask C.DAT_EVD_PARAM_MASK, out *C.DAT_EVD_PARAM) (ret C.DAT_RETURN) {
 	c := callEVDQuery
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	evd, err := evdOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -80,7 +81,7 @@ var callEVDResize = dat12.NewCall("dat_evd_resize", dat12.Args{core.ArgQLen: 2})
 //export go_dat_evd_resize
 func go_dat_evd_resize(h C.godat_handle, qlen C.DAT_COUNT) (ret C.DAT_RETURN) {
 	c := callEVDResize
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	evd, err := evdOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -93,7 +94,7 @@ var callEVDPostSE = dat12.NewCall("dat_evd_post_se", dat12.Args{core.ArgEvent: 2
 //export go_dat_evd_post_se
 func go_dat_evd_post_se(h C.godat_handle, ev *C.DAT_EVENT) (ret C.DAT_RETURN) {
 	c := callEVDPostSE
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	evd, err := evdOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -110,7 +111,7 @@ var callEVDDequeue = dat12.NewCall("dat_evd_dequeue", dat12.Args{})
 //export go_dat_evd_dequeue
 func go_dat_evd_dequeue(h C.godat_handle, out *C.DAT_EVENT) (ret C.DAT_RETURN) {
 	c := callEVDDequeue
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	evd, err := evdOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -118,6 +119,7 @@ func go_dat_evd_dequeue(h C.godat_handle, out *C.DAT_EVENT) (ret C.DAT_RETURN) {
 	if out == nil {
 		return datReturn(c, dat12.ArgAt(2))
 	}
+	cabi.ProbeBytes(unsafe.Pointer(out), C.sizeof_DAT_EVENT)
 	var ev core.Event
 	if err := evd.Dequeue(&ev); err != nil {
 		if e, ok := err.(core.Error); ok && e == queueEmpty {
@@ -141,7 +143,7 @@ var callEVDWait = dat12.NewCall("dat_evd_wait", dat12.Args{core.ArgThreshold: 3}
 //export go_dat_evd_wait
 func go_dat_evd_wait(h C.godat_handle, timeout C.DAT_TIMEOUT, threshold C.DAT_COUNT, out *C.DAT_EVENT, nmore *C.DAT_COUNT) (ret C.DAT_RETURN) {
 	c := callEVDWait
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	evd, err := evdOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -152,6 +154,8 @@ func go_dat_evd_wait(h C.godat_handle, timeout C.DAT_TIMEOUT, threshold C.DAT_CO
 	if nmore == nil {
 		return datReturn(c, dat12.ArgAt(5))
 	}
+	cabi.ProbeBytes(unsafe.Pointer(out), C.sizeof_DAT_EVENT)
+	cabi.ProbeOut(nmore)
 	var ev core.Event
 	n, err := evd.Wait(dat12.Timeout(uint32(timeout)), int(threshold), &ev)
 	if err == nil {
@@ -168,7 +172,7 @@ var callEVDFree = dat12.NewCall("dat_evd_free", dat12.Args{})
 //export go_dat_evd_free
 func go_dat_evd_free(h C.godat_handle) (ret C.DAT_RETURN) {
 	c := callEVDFree
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	evd, err := evdOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -181,7 +185,7 @@ var callEVDEnable = dat12.NewCall("dat_evd_enable", dat12.Args{})
 //export go_dat_evd_enable
 func go_dat_evd_enable(h C.godat_handle) (ret C.DAT_RETURN) {
 	c := callEVDEnable
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	evd, err := evdOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -194,7 +198,7 @@ var callEVDDisable = dat12.NewCall("dat_evd_disable", dat12.Args{})
 //export go_dat_evd_disable
 func go_dat_evd_disable(h C.godat_handle) (ret C.DAT_RETURN) {
 	c := callEVDDisable
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	evd, err := evdOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -207,7 +211,7 @@ var callEVDSetUnwaitable = dat12.NewCall("dat_evd_set_unwaitable", dat12.Args{})
 //export go_dat_evd_set_unwaitable
 func go_dat_evd_set_unwaitable(h C.godat_handle) (ret C.DAT_RETURN) {
 	c := callEVDSetUnwaitable
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	evd, err := evdOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -220,7 +224,7 @@ var callEVDClearUnwaitable = dat12.NewCall("dat_evd_clear_unwaitable", dat12.Arg
 //export go_dat_evd_clear_unwaitable
 func go_dat_evd_clear_unwaitable(h C.godat_handle) (ret C.DAT_RETURN) {
 	c := callEVDClearUnwaitable
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	evd, err := evdOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -233,7 +237,7 @@ var callEVDModifyCNO = dat12.NewCall("dat_evd_modify_cno", dat12.Args{})
 //export go_dat_evd_modify_cno
 func go_dat_evd_modify_cno(h C.godat_handle, cnoh C.godat_handle) (ret C.DAT_RETURN) {
 	c := callEVDModifyCNO
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	evd, err := evdOf(h)
 	if err != nil {
 		return datReturn(c, err)

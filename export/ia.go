@@ -81,7 +81,7 @@ var callIAOpenv = dat12.NewCall("dat_ia_openv", dat12.Args{core.ArgQLen: 2})
 func go_dat_ia_openv(name *C.char, qlen C.DAT_COUNT, asyncEVD *C.DAT_EVD_HANDLE, iaOut *C.DAT_IA_HANDLE,
 	major, minor C.DAT_UINT32, threadSafe C.DAT_BOOLEAN) (ret C.DAT_RETURN) {
 	c := callIAOpenv
-	defer c.DoneName((*uint32)(&ret), unsafe.Pointer(name))
+	defer c.Enter().DoneName((*uint32)(&ret), unsafe.Pointer(name))
 	cabi.TestPanic("dat_ia_openv")
 	switch {
 	case name == nil:
@@ -97,6 +97,8 @@ func go_dat_ia_openv(name *C.char, qlen C.DAT_COUNT, asyncEVD *C.DAT_EVD_HANDLE,
 	}
 	var given *core.EVD
 	given0 := handleIn(asyncEVD)
+	cabi.ProbeOut(asyncEVD)
+	cabi.ProbeOut(iaOut)
 	noAsync := given0 == 1 // DAT_EVD_ASYNC_EXISTS
 	if given0 != 0 && !noAsync {
 		evd, err := lookup[*core.EVD](given0, core.TypeEVD, core.SubHandleEVDAsync)
@@ -150,7 +152,7 @@ var callIAClose = dat12.NewCall("dat_ia_close", dat12.Args{})
 //export go_dat_ia_close
 func go_dat_ia_close(h C.godat_handle, flags C.DAT_CLOSE_FLAGS) (ret C.DAT_RETURN) {
 	c := callIAClose
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
 		return datReturn(c, err)
@@ -166,7 +168,7 @@ var callDATSGetIAHandle = dat12.NewCall("dats_get_ia_handle", dat12.Args{})
 //export go_dats_get_ia_handle
 func go_dats_get_ia_handle(h C.godat_handle, out *C.DAT_IA_HANDLE) (ret C.DAT_RETURN) {
 	c := callDATSGetIAHandle
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
 		return datReturn(c, err)
@@ -174,6 +176,7 @@ func go_dats_get_ia_handle(h C.godat_handle, out *C.DAT_IA_HANDLE) (ret C.DAT_RE
 	if out == nil {
 		return datReturn(c, dat12.ArgAt(2))
 	}
+	cabi.ProbeOut(out)
 	cabi.PutPtr(out, handleOf(ia))
 	return C.DAT_SUCCESS
 }
@@ -184,7 +187,7 @@ var callIAQuery = dat12.NewCall("dat_ia_query", dat12.Args{})
 func go_dat_ia_query(h C.godat_handle, asyncEVD *C.DAT_EVD_HANDLE, iaMask C.DAT_IA_ATTR_MASK, iaAttr *C.DAT_IA_ATTR,
 	provMask C.DAT_PROVIDER_ATTR_MASK, provAttr *C.DAT_PROVIDER_ATTR) (ret C.DAT_RETURN) {
 	c := callIAQuery
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
 		return datReturn(c, err)

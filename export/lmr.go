@@ -20,7 +20,7 @@ func go_dat_lmr_create(h C.godat_handle, memType C.DAT_MEM_TYPE, region *C.DAT_R
 	pzh C.godat_handle, priv C.DAT_MEM_PRIV_FLAGS, out *C.DAT_LMR_HANDLE, lctx *C.DAT_LMR_CONTEXT, rctx *C.DAT_RMR_CONTEXT,
 	regLen *C.DAT_VLEN, regAddr *C.DAT_VADDR) (ret C.DAT_RETURN) {
 	c := callLMRCreate
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
 		return datReturn(c, err)
@@ -31,6 +31,19 @@ func go_dat_lmr_create(h C.godat_handle, memType C.DAT_MEM_TYPE, region *C.DAT_R
 	}
 	if out == nil {
 		return datReturn(c, dat12.ArgAt(7))
+	}
+	cabi.ProbeOut(out)
+	if lctx != nil {
+		cabi.ProbeOut(lctx)
+	}
+	if rctx != nil {
+		cabi.ProbeOut(rctx)
+	}
+	if regLen != nil {
+		cabi.ProbeOut(regLen)
+	}
+	if regAddr != nil {
+		cabi.ProbeOut(regAddr)
 	}
 	r, err := dat12.LMRRegion(uint32(memType), unsafe.Pointer(region))
 	if err != nil {
@@ -65,7 +78,7 @@ var callLMRQuery = dat12.NewCall("dat_lmr_query", dat12.Args{})
 //export go_dat_lmr_query
 func go_dat_lmr_query(h C.godat_handle, mask C.DAT_LMR_PARAM_MASK, out *C.DAT_LMR_PARAM) (ret C.DAT_RETURN) {
 	c := callLMRQuery
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	l, err := lookup[*core.LMR](h, core.TypeLMR, core.SubHandleLMR)
 	if err != nil {
 		return datReturn(c, err)
@@ -89,7 +102,7 @@ var callLMRFree = dat12.NewCall("dat_lmr_free", dat12.Args{})
 //export go_dat_lmr_free
 func go_dat_lmr_free(h C.godat_handle) (ret C.DAT_RETURN) {
 	c := callLMRFree
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	l, err := lookup[*core.LMR](h, core.TypeLMR, core.SubHandleLMR)
 	if err != nil {
 		return datReturn(c, err)
@@ -113,7 +126,7 @@ var callLMRSyncRDMARead = dat12.NewCall("dat_lmr_sync_rdma_read", dat12.Args{cor
 //export go_dat_lmr_sync_rdma_read
 func go_dat_lmr_sync_rdma_read(h C.godat_handle, iov *C.DAT_LMR_TRIPLET, n C.DAT_VLEN) (ret C.DAT_RETURN) {
 	c := callLMRSyncRDMARead
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	return syncRDMA(c, h, iov, n)
 }
 
@@ -122,6 +135,6 @@ var callLMRSyncRDMAWrite = dat12.NewCall("dat_lmr_sync_rdma_write", dat12.Args{c
 //export go_dat_lmr_sync_rdma_write
 func go_dat_lmr_sync_rdma_write(h C.godat_handle, iov *C.DAT_LMR_TRIPLET, n C.DAT_VLEN) (ret C.DAT_RETURN) {
 	c := callLMRSyncRDMAWrite
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	return syncRDMA(c, h, iov, n)
 }

@@ -36,13 +36,14 @@ var callPSPCreate = dat12.NewCall("dat_psp_create", dat12.Args{core.ArgPSPFlags:
 //export go_dat_psp_create
 func go_dat_psp_create(h C.godat_handle, qual C.DAT_CONN_QUAL, evdh C.godat_handle, flags C.DAT_PSP_FLAGS, out *C.DAT_PSP_HANDLE) (ret C.DAT_RETURN) {
 	c := callPSPCreate
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	if out == nil {
 		if _, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA); err != nil {
 			return datReturn(c, err)
 		}
 		return datReturn(c, dat12.ArgAt(5))
 	}
+	cabi.ProbeOut(out)
 	p, _, err := createPSP(h, uint64(qual), false, evdh, flags)
 	if err != nil {
 		return datReturn(c, err)
@@ -56,7 +57,7 @@ var callPSPCreateAny = dat12.NewCall("dat_psp_create_any", dat12.Args{core.ArgPS
 //export go_dat_psp_create_any
 func go_dat_psp_create_any(h C.godat_handle, qual *C.DAT_CONN_QUAL, evdh C.godat_handle, flags C.DAT_PSP_FLAGS, out *C.DAT_PSP_HANDLE) (ret C.DAT_RETURN) {
 	c := callPSPCreateAny
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	if _, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA); err != nil {
 		return datReturn(c, err)
 	}
@@ -66,6 +67,8 @@ func go_dat_psp_create_any(h C.godat_handle, qual *C.DAT_CONN_QUAL, evdh C.godat
 	if out == nil {
 		return datReturn(c, dat12.ArgAt(5))
 	}
+	cabi.ProbeOut(qual)
+	cabi.ProbeOut(out)
 	p, q, err := createPSP(h, 0, true, evdh, flags)
 	if err != nil {
 		return datReturn(c, err)
@@ -80,7 +83,7 @@ var callPSPQuery = dat12.NewCall("dat_psp_query", dat12.Args{})
 //export go_dat_psp_query
 func go_dat_psp_query(h C.godat_handle, mask C.DAT_PSP_PARAM_MASK, out *C.DAT_PSP_PARAM) (ret C.DAT_RETURN) {
 	c := callPSPQuery
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	p, err := lookup[*core.PSP](h, core.TypePSP, core.SubHandlePSP)
 	if err != nil {
 		return datReturn(c, err)
@@ -104,7 +107,7 @@ var callPSPFree = dat12.NewCall("dat_psp_free", dat12.Args{})
 //export go_dat_psp_free
 func go_dat_psp_free(h C.godat_handle) (ret C.DAT_RETURN) {
 	c := callPSPFree
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	p, err := lookup[*core.PSP](h, core.TypePSP, core.SubHandlePSP)
 	if err != nil {
 		return datReturn(c, err)

@@ -45,7 +45,7 @@ var callRegistryAddProvider = dat12.NewCall("dat_registry_add_provider", dat12.A
 //export go_dat_registry_add_provider
 func go_dat_registry_add_provider(p *C.DAT_PROVIDER, info *C.DAT_PROVIDER_INFO) (ret C.DAT_RETURN) {
 	c := callRegistryAddProvider
-	defer c.DoneName((*uint32)(&ret), unsafe.Pointer(providerName(info)))
+	defer c.Enter().DoneName((*uint32)(&ret), unsafe.Pointer(providerName(info)))
 	if p == nil {
 		return datReturn(c, dat12.ArgAt(1))
 	}
@@ -71,7 +71,7 @@ var callRegistryRemoveProvider = dat12.NewCall("dat_registry_remove_provider", d
 //export go_dat_registry_remove_provider
 func go_dat_registry_remove_provider(p *C.DAT_PROVIDER, info *C.DAT_PROVIDER_INFO) (ret C.DAT_RETURN) {
 	c := callRegistryRemoveProvider
-	defer c.DoneName((*uint32)(&ret), unsafe.Pointer(providerName(info)))
+	defer c.Enter().DoneName((*uint32)(&ret), unsafe.Pointer(providerName(info)))
 	if p == nil {
 		return datReturn(c, dat12.ArgAt(1))
 	}
@@ -95,7 +95,7 @@ var callRegistryListProviders = dat12.NewCall("dat_registry_list_providers", dat
 //export go_dat_registry_list_providers
 func go_dat_registry_list_providers(max C.DAT_COUNT, n *C.DAT_COUNT, list **C.DAT_PROVIDER_INFO) (ret C.DAT_RETURN) {
 	c := callRegistryListProviders
-	defer c.DoneName((*uint32)(&ret), nil)
+	defer c.Enter().DoneName((*uint32)(&ret), nil)
 	if n == nil {
 		return datReturn(c, dat12.ArgAt(2))
 	}

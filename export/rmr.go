@@ -18,7 +18,7 @@ var callRMRCreate = dat12.NewCall("dat_rmr_create", dat12.Args{})
 //export go_dat_rmr_create
 func go_dat_rmr_create(pzh C.godat_handle, out *C.DAT_RMR_HANDLE) (ret C.DAT_RETURN) {
 	c := callRMRCreate
-	defer c.Done((*uint32)(&ret), uintptr(pzh))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(pzh))
 	pz, err := lookup[*core.PZ](pzh, core.TypePZ, core.SubHandlePZ)
 	if err != nil {
 		return datReturn(c, err)
@@ -26,6 +26,7 @@ func go_dat_rmr_create(pzh C.godat_handle, out *C.DAT_RMR_HANDLE) (ret C.DAT_RET
 	if out == nil {
 		return datReturn(c, dat12.ArgAt(2))
 	}
+	cabi.ProbeOut(out)
 	r, err := pz.CreateRMR()
 	if err != nil {
 		return datReturn(c, err)
@@ -39,7 +40,7 @@ var callRMRQuery = dat12.NewCall("dat_rmr_query", dat12.Args{})
 //export go_dat_rmr_query
 func go_dat_rmr_query(h C.godat_handle, mask C.DAT_RMR_PARAM_MASK, out *C.DAT_RMR_PARAM) (ret C.DAT_RETURN) {
 	c := callRMRQuery
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	r, err := lookup[*core.RMR](h, core.TypeRMR, core.SubHandleRMR)
 	if err != nil {
 		return datReturn(c, err)
@@ -64,7 +65,7 @@ var callRMRBind = dat12.NewCall("dat_rmr_bind", dat12.Args{core.ArgLocalIOV: 2, 
 func go_dat_rmr_bind(h C.godat_handle, triplet *C.DAT_LMR_TRIPLET, priv C.DAT_MEM_PRIV_FLAGS, eph C.godat_handle,
 	cookie C.DAT_UINT64, flags C.DAT_COMPLETION_FLAGS, out *C.DAT_RMR_CONTEXT) (ret C.DAT_RETURN) {
 	c := callRMRBind
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	r, err := lookup[*core.RMR](h, core.TypeRMR, core.SubHandleRMR)
 	if err != nil {
 		return datReturn(c, err)
@@ -89,6 +90,7 @@ func go_dat_rmr_bind(h C.godat_handle, triplet *C.DAT_LMR_TRIPLET, priv C.DAT_ME
 		return datReturn(c, core.ErrArg(core.ArgCompletionFlags))
 	}
 	seg := dat12.Segment(unsafe.Pointer(triplet))
+	cabi.ProbeOut(out)
 	ctx, err := r.Bind(seg, p, ep, uint64(cookie), f)
 	if err != nil {
 		return datReturn(c, err)
@@ -102,7 +104,7 @@ var callRMRFree = dat12.NewCall("dat_rmr_free", dat12.Args{})
 //export go_dat_rmr_free
 func go_dat_rmr_free(h C.godat_handle) (ret C.DAT_RETURN) {
 	c := callRMRFree
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	r, err := lookup[*core.RMR](h, core.TypeRMR, core.SubHandleRMR)
 	if err != nil {
 		return datReturn(c, err)

@@ -20,7 +20,7 @@ var callRSPCreate = dat12.NewCall("dat_rsp_create", dat12.Args{})
 //export go_dat_rsp_create
 func go_dat_rsp_create(h C.godat_handle, qual C.DAT_CONN_QUAL, eph C.godat_handle, evdh C.godat_handle, out *C.DAT_RSP_HANDLE) (ret C.DAT_RETURN) {
 	c := callRSPCreate
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
 		return datReturn(c, err)
@@ -36,6 +36,7 @@ func go_dat_rsp_create(h C.godat_handle, qual C.DAT_CONN_QUAL, eph C.godat_handl
 	if out == nil {
 		return datReturn(c, dat12.ArgAt(5))
 	}
+	cabi.ProbeOut(out)
 	r, err := ia.CreateRSP(uint64(qual), ep, evd)
 	if err != nil {
 		return datReturn(c, err)
@@ -49,7 +50,7 @@ var callRSPQuery = dat12.NewCall("dat_rsp_query", dat12.Args{})
 //export go_dat_rsp_query
 func go_dat_rsp_query(h C.godat_handle, mask C.DAT_RSP_PARAM_MASK, out *C.DAT_RSP_PARAM) (ret C.DAT_RETURN) {
 	c := callRSPQuery
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	r, err := lookup[*core.RSP](h, core.TypeRSP, core.SubHandleRSP)
 	if err != nil {
 		return datReturn(c, err)
@@ -73,7 +74,7 @@ var callRSPFree = dat12.NewCall("dat_rsp_free", dat12.Args{})
 //export go_dat_rsp_free
 func go_dat_rsp_free(h C.godat_handle) (ret C.DAT_RETURN) {
 	c := callRSPFree
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	r, err := lookup[*core.RSP](h, core.TypeRSP, core.SubHandleRSP)
 	if err != nil {
 		return datReturn(c, err)

@@ -20,7 +20,7 @@ var callSRQCreate = dat12.NewCall("dat_srq_create", dat12.Args{core.ArgSRQAttr: 
 //export go_dat_srq_create
 func go_dat_srq_create(h C.godat_handle, pzh C.godat_handle, attr *C.DAT_SRQ_ATTR, out *C.DAT_SRQ_HANDLE) (ret C.DAT_RETURN) {
 	c := callSRQCreate
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	ia, err := lookup[*core.IA](h, core.TypeIA, core.SubHandleIA)
 	if err != nil {
 		return datReturn(c, err)
@@ -35,6 +35,7 @@ func go_dat_srq_create(h C.godat_handle, pzh C.godat_handle, attr *C.DAT_SRQ_ATT
 	if out == nil {
 		return datReturn(c, dat12.ArgAt(4))
 	}
+	cabi.ProbeOut(out)
 	s, err := ia.CreateSRQ(pz, dat12.SRQAttrFromC(unsafe.Pointer(attr)))
 	if err != nil {
 		return datReturn(c, err)
@@ -52,7 +53,7 @@ var callSRQFree = dat12.NewCall("dat_srq_free", dat12.Args{})
 //export go_dat_srq_free
 func go_dat_srq_free(h C.godat_handle) (ret C.DAT_RETURN) {
 	c := callSRQFree
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	s, err := srqOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -65,7 +66,7 @@ var callSRQPostRecv = dat12.NewCall("dat_srq_post_recv", dat12.Args{core.ArgSegm
 //export go_dat_srq_post_recv
 func go_dat_srq_post_recv(h C.godat_handle, n C.DAT_COUNT, iov *C.DAT_LMR_TRIPLET, cookie C.DAT_UINT64) (ret C.DAT_RETURN) {
 	c := callSRQPostRecv
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	s, err := srqOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -89,7 +90,7 @@ var callSRQQuery = dat12.NewCall("dat_srq_query", dat12.Args{})
 //export go_dat_srq_query
 func go_dat_srq_query(h C.godat_handle, mask C.DAT_SRQ_PARAM_MASK, out *C.DAT_SRQ_PARAM) (ret C.DAT_RETURN) {
 	c := callSRQQuery
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	s, err := srqOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -113,7 +114,7 @@ var callSRQResize = dat12.NewCall("dat_srq_resize", dat12.Args{core.ArgQLen: 2})
 //export go_dat_srq_resize
 func go_dat_srq_resize(h C.godat_handle, n C.DAT_COUNT) (ret C.DAT_RETURN) {
 	c := callSRQResize
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	s, err := srqOf(h)
 	if err != nil {
 		return datReturn(c, err)
@@ -126,7 +127,7 @@ var callSRQSetLW = dat12.NewCall("dat_srq_set_lw", dat12.Args{core.ArgLowWaterma
 //export go_dat_srq_set_lw
 func go_dat_srq_set_lw(h C.godat_handle, n C.DAT_COUNT) (ret C.DAT_RETURN) {
 	c := callSRQSetLW
-	defer c.Done((*uint32)(&ret), uintptr(h))
+	defer c.Enter().Done((*uint32)(&ret), uintptr(h))
 	s, err := srqOf(h)
 	if err != nil {
 		return datReturn(c, err)

@@ -15,7 +15,7 @@ var callStrerror = dat12.NewCall("dat_strerror", dat12.Args{})
 //export go_dat_strerror
 func go_dat_strerror(value C.DAT_RETURN, major, minor **C.char) (ret C.DAT_RETURN) {
 	c := callStrerror
-	defer c.DoneName((*uint32)(&ret), nil)
+	defer c.Enter().DoneName((*uint32)(&ret), nil)
 	mj, mn, ok := dat12.Strerror(uint32(value))
 	if major == nil {
 		return datReturn(c, dat12.ArgAt(2))

@@ -30,6 +30,26 @@ type Call struct {
 	ABI  *ABI
 }
 
+// Enter starts a call: from here a fault on the consumer's memory (a wild
+// out-pointer, an input structure in an unmapped page) is a panic on this
+// goroutine (debug.SetPanicOnFault), which Done turns into the call's
+// internal error, instead of the runtime's fatal "unexpected fault
+// address" that kills the program. It returns c, so that an entry point
+// starts with `defer c.Enter().Done(...)`. The calls check their outputs
+// before they change anything (ProbeOut): a fault then leaves no object
+// created and no event taken.
+func (c *Call) Enter() *Call {
+	debug.SetPanicOnFault(true)
+	return c
+}
+
+// isFault reports whether a recovered panic is a memory fault (the runtime
+// error of SetPanicOnFault, which says the address).
+func isFault(r any) bool {
+	_, ok := r.(interface{ Addr() uintptr })
+	return ok
+}
+
 // Done is deferred by every entry point whose object is a handle (obj;
 // DoneName is for the calls whose object is a name). It turns a panic into
 // the ABI's internal error, so no Go panic crosses into C, and with logging
@@ -56,7 +76,11 @@ func (c *Call) Done(ret *uint32, obj uintptr) {
 // string of at most ABI.NameMax bytes.
 func (c *Call) DoneName(ret *uint32, name unsafe.Pointer) {
 	if r := recover(); r != nil {
-		c.panicked(ret, c.describeName(name), r)
+		obj := "" // the name itself may be what faulted
+		if !isFault(r) {
+			obj = c.describeName(name)
+		}
+		c.panicked(ret, obj, r)
 		return
 	}
 	if *ret != 0 && core.LogEnabled(core.LevelDebug) {
@@ -65,11 +89,17 @@ func (c *Call) DoneName(ret *uint32, name unsafe.Pointer) {
 }
 
 // panicked makes a recovered panic the call's internal error, logged with
-// the stack (always: it is a bug).
+// the stack (always: it is a bug, ours or, for a fault, most likely a bad
+// pointer argument).
 func (c *Call) panicked(ret *uint32, obj string, r any) {
 	causes.Delete(unix.Gettid())
 	*ret = c.ABI.Internal
 	major, _ := c.ABI.Names(*ret)
+	if f, ok := r.(interface{ Addr() uintptr }); ok {
+		core.Logf(core.LevelError, "%s(%s): %s: the memory at %#x faulted (a bad pointer argument?)\n%s",
+			c.Name, obj, major, f.Addr(), debug.Stack())
+		return
+	}
 	core.Logf(core.LevelError, "%s(%s): %s: internal error: %v\n%s", c.Name, obj, major, r, debug.Stack())
 }
 

@@ -47,3 +47,25 @@ func PutStruct[T any](p unsafe.Pointer, v *T) {
 // uintptr round trip is safe; the indirection keeps vet's check for Go
 // pointers quiet.
 func CPtr(u uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&u)) }
+
+// ProbeOut rewrites the first and the last byte of the consumer's output
+// at p with what they hold, so that an output the call cannot write faults
+// (Call.Enter) before the call creates an object or takes an event it could
+// then not hand over. What the output held is left as it was: a call that
+// fails leaves its outputs alone.
+func ProbeOut[T any](p *T) { ProbeBytes(unsafe.Pointer(p), unsafe.Sizeof(*p)) }
+
+// ProbeBytes is ProbeOut for the n bytes at p (n at most a page: the two
+// pages they may span).
+func ProbeBytes(p unsafe.Pointer, n uintptr) {
+	rewrite(p, p)
+	q := unsafe.Add(p, n-1)
+	rewrite(q, q)
+}
+
+// rewrite stores the byte at src into dst. Not inlined: the compiler would
+// drop a store of a byte just loaded from the same address, and with it the
+// probe.
+//
+//go:noinline
+func rewrite(dst, src unsafe.Pointer) { *(*byte)(dst) = *(*byte)(src) }
