@@ -54,7 +54,7 @@ func go_dat_cno_create(h C.godat_handle, agent *C.DAT_OS_WAIT_PROXY_AGENT, out *
 	if err != nil {
 		return datReturn(c, err)
 	}
-	cabi.PutPtr(out, handleOf(cno))
+	putHandle(out, cno)
 	return C.DAT_SUCCESS
 }
 
@@ -130,10 +130,10 @@ func go_dat_cno_wait(h C.godat_handle, timeout C.DAT_TIMEOUT, out *C.DAT_EVD_HAN
 	if err != nil {
 		if core.AsError(err).Kind == core.KindQueueEmpty {
 			// The page: on a timeout evd_handle is set to a null handle.
-			cabi.PutPtr(out, nil)
+			handleOut(out, 0)
 		}
 		return datReturn(c, err)
 	}
-	cabi.PutPtr(out, handleOf(evd))
+	putHandle(out, evd)
 	return C.DAT_SUCCESS
 }

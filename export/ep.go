@@ -66,7 +66,7 @@ func createEP(c *dat12.Call, h C.godat_handle, pzh C.godat_handle, recv, req, co
 	if err != nil {
 		return datReturn(c, err)
 	}
-	cabi.PutPtr(out, handleOf(ep))
+	putHandle(out, ep)
 	return C.DAT_SUCCESS
 }
 

@@ -54,6 +54,15 @@ func handleIn[T any](p *T) C.godat_handle { return C.godat_handle(cabi.HandleIn(
 // handleOut writes a handle value into C memory (cabi.HandleOut).
 func handleOut[T any](p *T, h C.godat_handle) { cabi.HandleOut(p, uintptr(h)) }
 
+// putHandle writes the handle of o (NULL for nil) into the consumer's
+// output p, as an integer (cabi.HandleOut).
+func putHandle[P any, T interface {
+	comparable
+	core.Obj
+}](p *P, o T) {
+	cabi.HandleOut(p, cabi.HandleOf(o))
+}
+
 // privateData copies the consumer's connection private data (size n at
 // p, both checked by the caller for sign and NULL) once its size is within
 // the IA's max_private_data_size: a larger size is refused before a byte

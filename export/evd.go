@@ -48,7 +48,7 @@ func go_dat_evd_create(h C.godat_handle, qlen C.DAT_COUNT, cnoh C.godat_handle, 
 	if err != nil {
 		return datReturn(c, err)
 	}
-	cabi.PutPtr(out, handleOf(evd))
+	putHandle(out, evd)
 	return C.DAT_SUCCESS
 }
 

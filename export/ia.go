@@ -133,7 +133,7 @@ func go_dat_ia_openv(name *C.char, qlen C.DAT_COUNT, asyncEVD *C.DAT_EVD_HANDLE,
 	// datinfo reports the transport and the entry in use from this line.
 	core.Logf(core.LevelDebug, "dat_ia_openv: %s (%s:%d): opened %s, address %s",
 		entry.IAName, entry.File, entry.Line, transportName(ia), ia.Device().Addr())
-	cabi.PutPtr(iaOut, handleOf(ia))
+	putHandle(iaOut, ia)
 	handleOut(asyncEVD, asyncHandle(ia))
 	return C.DAT_SUCCESS
 }
@@ -176,8 +176,7 @@ func go_dats_get_ia_handle(h C.godat_handle, out *C.DAT_IA_HANDLE) (ret C.DAT_RE
 	if out == nil {
 		return datReturn(c, dat12.ArgAt(2))
 	}
-	cabi.ProbeOut(out)
-	cabi.PutPtr(out, handleOf(ia))
+	putHandle(out, ia)
 	return C.DAT_SUCCESS
 }
 

@@ -57,7 +57,7 @@ func go_dat_lmr_create(h C.godat_handle, memType C.DAT_MEM_TYPE, region *C.DAT_R
 	if err != nil {
 		return datReturn(c, err)
 	}
-	cabi.PutPtr(out, handleOf(lmr))
+	putHandle(out, lmr)
 	if lctx != nil {
 		*lctx = C.DAT_LMR_CONTEXT(info.LMRContext)
 	}

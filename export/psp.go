@@ -48,7 +48,7 @@ func go_dat_psp_create(h C.godat_handle, qual C.DAT_CONN_QUAL, evdh C.godat_hand
 	if err != nil {
 		return datReturn(c, err)
 	}
-	cabi.PutPtr(out, handleOf(p))
+	putHandle(out, p)
 	return C.DAT_SUCCESS
 }
 
@@ -74,7 +74,7 @@ func go_dat_psp_create_any(h C.godat_handle, qual *C.DAT_CONN_QUAL, evdh C.godat
 		return datReturn(c, err)
 	}
 	*qual = C.DAT_CONN_QUAL(q)
-	cabi.PutPtr(out, handleOf(p))
+	putHandle(out, p)
 	return C.DAT_SUCCESS
 }
 

@@ -31,7 +31,7 @@ func go_dat_pz_create(h C.godat_handle, out *C.DAT_PZ_HANDLE) (ret C.DAT_RETURN)
 	if err != nil {
 		return datReturn(c, err)
 	}
-	cabi.PutPtr(out, handleOf(pz))
+	putHandle(out, pz)
 	return C.DAT_SUCCESS
 }
 

@@ -31,7 +31,7 @@ func go_dat_rmr_create(pzh C.godat_handle, out *C.DAT_RMR_HANDLE) (ret C.DAT_RET
 	if err != nil {
 		return datReturn(c, err)
 	}
-	cabi.PutPtr(out, handleOf(r))
+	putHandle(out, r)
 	return C.DAT_SUCCESS
 }
 

@@ -41,7 +41,7 @@ func go_dat_rsp_create(h C.godat_handle, qual C.DAT_CONN_QUAL, eph C.godat_handl
 	if err != nil {
 		return datReturn(c, err)
 	}
-	cabi.PutPtr(out, handleOf(r))
+	putHandle(out, r)
 	return C.DAT_SUCCESS
 }
 

@@ -40,7 +40,7 @@ func go_dat_srq_create(h C.godat_handle, pzh C.godat_handle, attr *C.DAT_SRQ_ATT
 	if err != nil {
 		return datReturn(c, err)
 	}
-	cabi.PutPtr(out, handleOf(s))
+	putHandle(out, s)
 	return C.DAT_SUCCESS
 }
 

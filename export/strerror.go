@@ -20,9 +20,9 @@ func go_dat_strerror(value C.DAT_RETURN, major, minor **C.char) (ret C.DAT_RETUR
 	if major == nil {
 		return datReturn(c, dat12.ArgAt(2))
 	}
-	cabi.PutPtr(major, (*C.char)(mj))
+	cabi.HandleOut(major, uintptr(mj))
 	if minor != nil {
-		cabi.PutPtr(minor, (*C.char)(mn))
+		cabi.HandleOut(minor, uintptr(mn))
 	}
 	if !ok {
 		return datReturn(c, dat12.ArgAt(1))

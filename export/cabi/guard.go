@@ -43,10 +43,13 @@ func (c *Call) Enter() *Call {
 	return c
 }
 
-// isFault reports whether a recovered panic is a memory fault (the runtime
-// error of SetPanicOnFault, which says the address).
+// fault is the runtime error of a memory fault under SetPanicOnFault,
+// which says the address.
+type fault interface{ Addr() uintptr }
+
+// isFault reports whether a recovered panic is a memory fault.
 func isFault(r any) bool {
-	_, ok := r.(interface{ Addr() uintptr })
+	_, ok := r.(fault)
 	return ok
 }
 
@@ -95,7 +98,7 @@ func (c *Call) panicked(ret *uint32, obj string, r any) {
 	causes.Delete(unix.Gettid())
 	*ret = c.ABI.Internal
 	major, _ := c.ABI.Names(*ret)
-	if f, ok := r.(interface{ Addr() uintptr }); ok {
+	if f, ok := r.(fault); ok {
 		core.Logf(core.LevelError, "%s(%s): %s: the memory at %#x faulted (a bad pointer argument?)\n%s",
 			c.Name, obj, major, f.Addr(), debug.Stack())
 		return

@@ -91,7 +91,7 @@ func (t *Table) Bind(o core.Obj) error {
 
 	addr := t.base + uintptr(gen%handleViews)*viewBytes + uintptr(slot)*stubSize
 	stub := (*C.godat_stub)(CPtr(addr))
-	PutPtr(&stub.provider, t.provider)
+	HandleOut(&stub.provider, uintptr(t.provider))
 	stub.slot = C.uint32_t(slot)
 	stub.gen = C.uint32_t(gen)
 	e := &entry{obj: o, typ: b.Type(), gen: gen}

@@ -11,7 +11,8 @@ import "unsafe"
 // Go heap (or is the runtime's 0xdeaddead poison) aborts the process with
 // "found bad pointer in Go heap". So every pointer-sized value we write into
 // C memory (handles, addresses of C memory, NULL) is written as an
-// integer: HandleOut, PutPtr and PutStruct. ctest/test_stale_outputs.c
+// integer (HandleOut), and structures are copied byte for byte
+// (PutStruct). ctest/test_stale_outputs.c
 // fills every output with such a word before the call, with the collector
 // kept running.
 
@@ -21,17 +22,9 @@ import "unsafe"
 func HandleIn[T any](p *T) uintptr { return *(*uintptr)(unsafe.Pointer(p)) }
 
 // HandleOut writes a handle value (which may not be a real address: the
-// EVD sentinels) into C memory as an integer.
+// EVD sentinels), or another pointer-sized C value (the address of C
+// memory, NULL), into C memory as an integer.
 func HandleOut[T any](p *T, h uintptr) { *(*uintptr)(unsafe.Pointer(p)) = h }
-
-// PutPtr writes v, a pointer-sized C value (a handle, the address of C
-// memory, NULL), into C memory at p as an integer.
-func PutPtr[T any](p *T, v T) {
-	if unsafe.Sizeof(v) != unsafe.Sizeof(uintptr(0)) {
-		panic("cabi.PutPtr: not a pointer-sized type")
-	}
-	*(*uintptr)(unsafe.Pointer(p)) = *(*uintptr)(unsafe.Pointer(&v))
-}
 
 // PutStruct copies *v, a C structure built in Go memory, into C memory at
 // p byte for byte: a typed copy of a small structure is compiled into

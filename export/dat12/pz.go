@@ -14,5 +14,5 @@ import (
 
 // PutPZParam writes the DAT_PZ_PARAM of pz at out.
 func PutPZParam(out unsafe.Pointer, pz *core.PZ) {
-	cabi.PutPtr(&(*C.DAT_PZ_PARAM)(out).ia_handle, handle(pz.IA()))
+	cabi.HandleOut(&(*C.DAT_PZ_PARAM)(out).ia_handle, cabi.HandleOf(pz.IA()))
 }

@@ -500,8 +500,9 @@ func (s *suite) dataConcurrent(t *testing.T) {
 // Posting and polling allocate nothing, as on verbs where a post is a few
 // stores into a queue and a poll a few loads: sends of 8 bytes and of a
 // page with their receives, an RDMA write and an RDMA read of a page, each
-// signalled, and an empty Poll. (An allocation per request is garbage-collector work that a
-// streaming application pays for in pauses.)
+// signalled, and an empty Poll. (An allocation per request is
+// garbage-collector work that a streaming application pays for in
+// pauses.)
 func (s *suite) dataAllocs(t *testing.T) {
 	w := s.world(t)
 	a, b := w.pair()

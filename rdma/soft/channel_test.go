@@ -211,8 +211,9 @@ func TestCQOnAnotherDevicesChannel(t *testing.T) {
 // returns for a readiness there before it slept or while it sleeps, and
 // after its timeout with none.
 func TestEpollSleep(t *testing.T) {
+	old := noEpollPwait2.Load()
+	t.Cleanup(func() { noEpollPwait2.Store(old) })
 	for _, fallback := range []bool{false, true} {
-		old := noEpollPwait2.Load()
 		noEpollPwait2.Store(fallback)
 		ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 		require.NoError(t, err)
@@ -241,6 +242,5 @@ func TestEpollSleep(t *testing.T) {
 		}
 		unix.Close(ep)
 		e.close()
-		noEpollPwait2.Store(old)
 	}
 }
