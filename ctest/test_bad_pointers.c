@@ -4,7 +4,8 @@
  * address) and the program goes on, where a fault in the Go runtime would
  * otherwise end it ("unexpected fault address"); and the call changes
  * nothing it could not report: no object is created whose handle could not
- * be written, no event is taken that could not be handed over. (The C
+ * be written, no event is taken that could not be handed over, no output
+ * is written in part. (The C
  * libraries fault on such a pointer; so would a C caller's own code.)
  *
  * The calls run in a child without cmocka: cmocka catches SIGSEGV itself
@@ -13,6 +14,7 @@
  * the library, which the runtime does not survive). */
 #define _GNU_SOURCE
 #include "pages.h"
+#include <dat/dat_registry.h>
 #include <sys/mman.h>
 
 static int failures;
@@ -27,6 +29,39 @@ static int failures;
 	} while (0)
 #define want_internal(expr) want((expr), DAT_INTERNAL_ERROR)
 #define want_ok(expr) want((expr), DAT_SUCCESS)
+
+/* Two pages: the first readable and writable, the second without access
+ * (NULL, with a failure counted, if the mapping fails). */
+static char *usable_then_none(long pg)
+{
+	char *m = mmap(NULL, 2 * (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED || mprotect(m + pg, (size_t)pg, PROT_NONE) != 0) {
+		perror("mmap");
+		failures++;
+		return NULL;
+	}
+	return m;
+}
+
+/* An output that straddles a usable page and one without access: the
+ * query writes none of it. */
+static void straddling_output(DAT_IA_HANDLE ia)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	char *m = usable_then_none(pg);
+	if (!m)
+		return;
+	char *out = m + pg - sizeof(DAT_IA_ATTR) / 2;
+	memset(m, 0x5a, (size_t)pg);
+	want_internal(dat_ia_query(ia, NULL, DAT_IA_FIELD_ALL, (DAT_IA_ATTR *)out, 0, NULL));
+	for (char *b = out; b < m + pg; b++)
+		if (*b != 0x5a) {
+			fprintf(stderr, "dat_ia_query wrote byte %td of a straddling output\n", b - out);
+			failures++;
+			break;
+		}
+	munmap(m, 2 * (size_t)pg);
+}
 
 /* Queries into a page without access and a read-only one, then into good
  * memory. */
@@ -46,6 +81,7 @@ static void query_outputs(void *none, void *ro)
 		failures++;
 	}
 	want_internal(dat_ia_query(ia, NULL, DAT_IA_FIELD_ALL, none, 0, NULL));
+	straddling_output(ia);
 	want_internal(dat_evd_query(async, DAT_EVD_FIELD_ALL, ro));
 	const char *minor;
 	want_internal(dat_strerror(DAT_INVALID_HANDLE, none, &minor));
@@ -103,6 +139,31 @@ static void event_outputs(void *none, void *ro)
 	want_ok(dat_ia_close(ia, DAT_CLOSE_GRACEFUL_FLAG));
 }
 
+/* Names: dat_ia_open's IA name and a provider's, in a page without
+ * access or running into one; a name that ends at the end of its page is
+ * read up to its NUL and no further. */
+static void name_inputs(void *none, long pg)
+{
+	DAT_IA_HANDLE ia;
+	DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
+	want_internal(dat_ia_open(none, 8, &async, &ia));
+	char *m = usable_then_none(pg);
+	if (!m)
+		return;
+	size_t n = strlen(TEST_IA);
+	char *last = m + pg - n; /* TEST_IA without its NUL, up to the page end */
+	memcpy(last, TEST_IA, n);
+	want_internal(dat_ia_open(last, 8, &async, &ia));
+	last--; /* with its NUL as the page's last byte */
+	memcpy(last, TEST_IA, n + 1);
+	want_ok(dat_ia_open(last, 8, &async, &ia));
+	want_ok(dat_ia_close(ia, DAT_CLOSE_GRACEFUL_FLAG));
+	static DAT_PROVIDER fake = {.device_name = "bad-pointers"};
+	want_internal(dat_registry_add_provider(&fake, none));
+	want_internal(dat_registry_remove_provider(&fake, none));
+	munmap(m, 2 * (size_t)pg);
+}
+
 static int child(void)
 {
 	long pg = sysconf(_SC_PAGESIZE);
@@ -114,6 +175,7 @@ static int child(void)
 	query_outputs(m, m + pg);
 	create_outputs(m, m + pg);
 	event_outputs(m, m + pg);
+	name_inputs(m, pg);
 	return failures ? 1 : 0;
 }
 

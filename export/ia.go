@@ -1,7 +1,6 @@
 package main
 
 /*
-#include <string.h>
 #include "godat.h"
 */
 import "C"
@@ -86,7 +85,10 @@ func go_dat_ia_openv(name *C.char, qlen C.DAT_COUNT, asyncEVD *C.DAT_EVD_HANDLE,
 	switch {
 	case name == nil:
 		return datReturn(c, dat12.ArgAt(1))
-	case C.strnlen(name, C.DAT_NAME_MAX_LENGTH) >= C.DAT_NAME_MAX_LENGTH:
+	}
+	asked, terminated := cabi.CStringMax(unsafe.Pointer(name), C.DAT_NAME_MAX_LENGTH)
+	switch {
+	case !terminated:
 		return datReturn(c, dat12.ArgAt(1))
 	case asyncEVD == nil:
 		return datReturn(c, dat12.ArgAt(3))
@@ -115,7 +117,7 @@ func go_dat_ia_openv(name *C.char, qlen C.DAT_COUNT, asyncEVD *C.DAT_EVD_HANDLE,
 	}
 	// dat_ia_open(3DAT): a RO_AWARE_ prefix only says the program copes
 	// with relaxed ordering; it is removed before the name is looked up.
-	iaName, _ := strings.CutPrefix(C.GoString(name), "RO_AWARE_")
+	iaName, _ := strings.CutPrefix(asked, "RO_AWARE_")
 	entry, err := reg.Lookup(iaName, int(major), int(minor))
 	if err != nil {
 		return datReturn(c, err)

@@ -1,7 +1,6 @@
 package main
 
 /*
-#include <string.h>
 #include "godat.h"
 */
 import "C"
@@ -11,6 +10,7 @@ import (
 	"unsafe"
 
 	"godat/core"
+	"godat/export/cabi"
 	"godat/export/dat12"
 )
 
@@ -52,7 +52,7 @@ func go_dat_registry_add_provider(p *C.DAT_PROVIDER, info *C.DAT_PROVIDER_INFO) 
 	if info == nil || info.ia_name[0] == 0 {
 		return datReturn(c, dat12.ArgAt(2))
 	}
-	name := C.GoStringN(&info.ia_name[0], C.int(C.strnlen(&info.ia_name[0], C.DAT_NAME_MAX_LENGTH)))
+	name := cabi.CString(unsafe.Pointer(&info.ia_name[0]), C.DAT_NAME_MAX_LENGTH)
 	r := &dynamicRegistry
 	r.Lock()
 	defer r.Unlock()
@@ -78,7 +78,7 @@ func go_dat_registry_remove_provider(p *C.DAT_PROVIDER, info *C.DAT_PROVIDER_INF
 	if info == nil {
 		return datReturn(c, dat12.ArgAt(2))
 	}
-	name := C.GoStringN(&info.ia_name[0], C.int(C.strnlen(&info.ia_name[0], C.DAT_NAME_MAX_LENGTH)))
+	name := cabi.CString(unsafe.Pointer(&info.ia_name[0]), C.DAT_NAME_MAX_LENGTH)
 	r := &dynamicRegistry
 	r.Lock()
 	defer r.Unlock()

@@ -91,8 +91,25 @@ func PutPrivate(cmem unsafe.Pointer, data []byte) (unsafe.Pointer, int) {
 
 // CString reads a NUL-terminated C string of at most max bytes.
 func CString(p unsafe.Pointer, max int) string {
+	s, _ := CStringMax(p, max)
+	return s
+}
+
+// CStringMax reads a C string of at most max bytes: terminated says a NUL
+// came within them. It reads byte by byte in Go, so that a bad pointer
+// faults into the calling entry point's guard (Call.Enter) as
+// DAT_INTERNAL_ERROR, where strnlen would kill the program in C; and never
+// past the NUL (a vectorised search may read ahead into an unmapped page).
+func CStringMax(p unsafe.Pointer, max int) (s string, terminated bool) {
 	if p == nil {
-		return ""
+		return "", false
 	}
-	return C.GoStringN((*C.char)(p), C.int(C.strnlen((*C.char)(p), C.size_t(max))))
+	n := 0
+	for ; n < max; n++ {
+		if *(*byte)(unsafe.Add(p, n)) == 0 {
+			terminated = true
+			break
+		}
+	}
+	return string(unsafe.Slice((*byte)(p), n)), terminated
 }

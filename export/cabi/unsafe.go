@@ -29,9 +29,16 @@ func HandleOut[T any](p *T, h uintptr) { *(*uintptr)(unsafe.Pointer(p)) = h }
 // PutStruct copies *v, a C structure built in Go memory, into C memory at
 // p byte for byte: a typed copy of a small structure is compiled into
 // field stores, each pointer field's with the write barrier (a large one
-// goes through typedmemmove, which skips memory outside Go's).
+// goes through typedmemmove, which skips memory outside Go's). It probes
+// both ends first (ProbeBytes; T is smaller than a page), so that an output
+// straddling a usable page and an unusable one faults before any of it is
+// written.
 func PutStruct[T any](p unsafe.Pointer, v *T) {
 	n := unsafe.Sizeof(*v)
+	if n > smallestPage {
+		panic("cabi.PutStruct: a structure larger than a page")
+	}
+	ProbeBytes(p, n)
 	copy(unsafe.Slice((*byte)(p), n), unsafe.Slice((*byte)(unsafe.Pointer(v)), n))
 }
 
@@ -48,8 +55,11 @@ func CPtr(u uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&
 // fails leaves its outputs alone.
 func ProbeOut[T any](p *T) { ProbeBytes(unsafe.Pointer(p), unsafe.Sizeof(*p)) }
 
-// ProbeBytes is ProbeOut for the n bytes at p (n at most a page: the two
-// pages they may span).
+// smallestPage is the smallest page size of the platforms we build for.
+const smallestPage = 4096
+
+// ProbeBytes is ProbeOut for the n bytes at p (n at most smallestPage: the
+// two pages they may span).
 func ProbeBytes(p unsafe.Pointer, n uintptr) {
 	rewrite(p, p)
 	q := unsafe.Add(p, n-1)
