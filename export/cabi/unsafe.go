@@ -39,6 +39,13 @@ func PutStruct[T any](p unsafe.Pointer, v *T) {
 		panic("cabi.PutStruct: a structure larger than a page")
 	}
 	ProbeBytes(p, n)
+	PutProbed(p, v)
+}
+
+// PutProbed is PutStruct for an output the call has probed already (it
+// probes before it takes what it writes there: dat_evd_dequeue's event).
+func PutProbed[T any](p unsafe.Pointer, v *T) {
+	n := unsafe.Sizeof(*v)
 	copy(unsafe.Slice((*byte)(p), n), unsafe.Slice((*byte)(unsafe.Pointer(v)), n))
 }
 

@@ -62,9 +62,10 @@ var asyncReasons = [core.AsyncReasonCount]C.DAT_COUNT{
 	core.ReasonProviderInternalFailure: C.DAT_IA_OTHER_ERROR,
 }
 
-// FillEvent writes ev into the consumer's DAT_EVENT at p. The event is
-// built in Go memory and copied whole (cabi.PutStruct): the consumer's
-// structure may hold anything before the call.
+// FillEvent writes ev into the consumer's DAT_EVENT at p, which the call
+// has probed (cabi.ProbeBytes) before taking the event. The event is built
+// in Go memory and copied whole (cabi.PutProbed): the consumer's structure
+// may hold anything before the call.
 func FillEvent(p unsafe.Pointer, ev *core.Event) {
 	var e C.DAT_EVENT
 	out := &e
@@ -120,7 +121,7 @@ func FillEvent(p unsafe.Pointer, ev *core.Event) {
 			}
 		}
 	}
-	cabi.PutStruct(p, &e)
+	cabi.PutProbed(p, &e)
 }
 
 // SoftwareEvent reads the pointer of the software event at p (a
