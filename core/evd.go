@@ -72,6 +72,13 @@ type EVD struct {
 	pollMu sync.Mutex
 	wcs    [evdPollBatch]rdma.WC
 	evs    [evdPollBatch]Event
+
+	// deferred holds events pushed while another thread held pollMu (under
+	// e.mu; ndeferred is its length, read without it): that thread may
+	// hold completions that came before them, so they enter the ring
+	// behind those, when pollMu is let go (pollUnlock, settle).
+	deferred  []Event
+	ndeferred atomic.Int32
 }
 
 // evdPollBatch is how many completions one poll takes from the CQ.
@@ -181,13 +188,76 @@ func (e *EVD) usableAsAsync() bool {
 // it (dat_ep_disconnect(3DAT): "all successful Completion events of
 // in-progress DTOs precede the Disconnect Completion event" on one EVD).
 // Caller must not hold e.mu. When another thread is polling the CQ (or the
-// caller is, converting a completion into this push), the poller inserts
-// those completions itself.
+// caller is, converting a completion into this push), that thread may hold
+// such completions, polled but not in the ring yet: the event waits in
+// e.deferred and enters behind them when pollMu is let go.
 func (e *EVD) push(ev *Event) {
-	if e.cq != nil && e.pollMu.TryLock() {
-		e.pumpLocked(-1)
+	if e.cq == nil {
+		e.add(ev)
+		return
+	}
+	if !e.pollMu.TryLock() {
+		e.mu.Lock()
+		if !e.dead {
+			e.deferred = append(e.deferred, *ev)
+			e.ndeferred.Add(1)
+		}
+		e.mu.Unlock()
+		e.settle()
+		return
+	}
+	e.settleLocked()
+	e.add(ev)
+	e.pollUnlock()
+}
+
+// pollUnlock lets pollMu go, first moving in the events pushed meanwhile
+// (settleLocked); an event deferred after that look is moved by whoever
+// takes pollMu next, its pusher included (settle).
+func (e *EVD) pollUnlock() {
+	if e.ndeferred.Load() != 0 {
+		e.settleLocked()
+	}
+	e.pollMu.Unlock()
+	if e.ndeferred.Load() != 0 {
+		e.settle()
+	}
+}
+
+// settle moves the deferred events into the ring unless another thread
+// polls the CQ (its pollUnlock will).
+func (e *EVD) settle() {
+	for e.ndeferred.Load() != 0 && e.pollMu.TryLock() {
+		e.settleLocked()
 		e.pollMu.Unlock()
 	}
+}
+
+// settleLocked pumps the CQ into the ring, then moves the deferred events
+// in behind what it held; pollMu is held. The events are taken before the
+// pump: a completion that came before an event's push is in the CQ by
+// then, and enters first.
+func (e *EVD) settleLocked() {
+	for {
+		e.mu.Lock()
+		evs := e.deferred
+		e.deferred = nil
+		e.ndeferred.Store(0)
+		e.mu.Unlock()
+		e.pumpLocked(-1)
+		for i := range evs {
+			e.add(&evs[i])
+		}
+		if e.ndeferred.Load() == 0 {
+			return
+		}
+	}
+}
+
+// add inserts a pushed event into the ring and notifies the CNO, the IA's
+// waiters and, for a first excursion over qlen, the async EVD. Caller must
+// not hold e.mu.
+func (e *EVD) add(ev *Event) {
 	e.mu.Lock()
 	if e.dead {
 		e.mu.Unlock()
@@ -447,6 +517,11 @@ func (e *EVD) destroyLocked() {
 		// Completions nobody will reap give their buffers back.
 		e.ring[(e.head+i)%len(e.ring)].reaped()
 	}
+	for i := range e.deferred {
+		e.deferred[i].reaped()
+	}
+	e.deferred = nil
+	e.ndeferred.Store(0)
 	e.ring = nil
 	e.count, e.notifies = 0, 0
 	e.queued.Store(0)

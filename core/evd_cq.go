@@ -37,7 +37,7 @@ func (e *EVD) pumpDequeue(out *Event) bool {
 	for k == 0 {
 		n := e.pollLocked()
 		if n == 0 {
-			e.pollMu.Unlock()
+			e.pollUnlock()
 			return false
 		}
 		if n == 1 && e.queued.Load() == 0 && !e.blocked.Load() && !e.hasCNO.Load() {
@@ -46,7 +46,7 @@ func (e *EVD) pumpDequeue(out *Event) bool {
 			if e.convertOne(&e.wcs[0], out, true) {
 				out.EVD = e
 				out.reaped()
-				e.pollMu.Unlock()
+				e.pollUnlock()
 				return true
 			}
 			continue
@@ -58,11 +58,11 @@ func (e *EVD) pumpDequeue(out *Event) bool {
 		out.EVD = e
 		out.reaped()
 		e.evs[0] = Event{}
-		e.pollMu.Unlock()
+		e.pollUnlock()
 		return true
 	}
 	e.enqueueLocked(k)
-	e.pollMu.Unlock()
+	e.pollUnlock()
 	return false
 }
 
@@ -82,7 +82,7 @@ func (e *EVD) pump(max int) int {
 		return 0
 	}
 	e.pollMu.Lock()
-	defer e.pollMu.Unlock()
+	defer e.pollUnlock()
 	return e.pumpLocked(max)
 }
 

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -286,6 +287,106 @@ func TestEVDDequeueBehindQuietCompletions(t *testing.T) {
 	require.NoError(t, e.Dequeue(&ev), "quiet completions hid the receive from the dequeue")
 	require.Equal(t, uint64(7), ev.Cookie)
 	require.Equal(t, ErrQueueEmpty, e.Dequeue(&ev))
+}
+
+// An event pushed while another thread polls the CQ enters the ring behind
+// the completions that thread polled (dat_ep_disconnect(3DAT): "all
+// successful Completion events of in-progress DTOs precede the Disconnect
+// Completion event" on one EVD). The test plays the poller: it holds
+// pollMu with two receives polled, not in the ring yet, when the event is
+// pushed. Before, the event went into the ring at once, ahead of them (a
+// graceful disconnect's DISCONNECTED ahead of its sends' completions, when
+// the consumer's own poll completed the last send; seen once under ASan).
+func TestEVDPushBehindPolledCompletions(t *testing.T) {
+	e, src := testEVD(t, EVDSoftware|EVDDTO)
+	src.arrive()
+	src.arrive()
+	e.pollMu.Lock()
+	n := e.pollLocked()
+	require.Equal(t, 2, n)
+	require.NoError(t, e.PostSE(42))
+	require.Zero(t, queuedEvents(e), "the event went into the ring while its predecessors were being polled")
+	e.enqueueLocked(e.convertLocked(n))
+	e.pollUnlock()
+	var ev Event
+	for i := 0; i < 2; i++ {
+		require.NoError(t, e.Dequeue(&ev))
+		require.Equal(t, EventDTOCompletion, ev.Number, "event %d", i)
+		require.Equal(t, uint64(7), ev.Cookie)
+	}
+	require.NoError(t, e.Dequeue(&ev))
+	require.Equal(t, EventSoftware, ev.Number)
+	require.Equal(t, uint64(42), ev.Pointer)
+	require.Equal(t, ErrQueueEmpty, e.Dequeue(&ev))
+}
+
+// Events pushed while other threads poll are never left behind: each
+// producer's event follows its own completion, and every one of them is
+// dequeued, whichever thread let pollMu go last.
+func TestEVDPushWhilePolling(t *testing.T) {
+	e, src := testEVD(t, EVDSoftware|EVDDTO)
+	const rounds = 2000
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < rounds; i++ {
+			src.arrive()
+			jitter()
+			require.NoError(t, e.PostSE(uint64(i)))
+		}
+	}()
+	// A second poller holds pollMu at times, as another consumer thread
+	// would; it takes no event (it pumps into the ring).
+	stop := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			e.pump(1)
+			jitter()
+		}
+	}()
+	dtos, ses := 0, 0
+	var hist []string
+	deadline := time.Now().Add(testBound)
+	var ev Event
+	for ses < rounds {
+		err := e.Dequeue(&ev)
+		if err == ErrQueueEmpty {
+			require.True(t, time.Now().Before(deadline), "%d of %d events, %d completions", ses, rounds, dtos)
+			continue
+		}
+		require.NoError(t, err)
+		hist = append(hist, fmt.Sprintf("%d:%d", ev.Number, ev.Pointer))
+		switch ev.Number {
+		case EventDTOCompletion:
+			dtos++
+		case EventSoftware:
+			require.Equal(t, uint64(ses), ev.Pointer)
+			ses++
+			require.GreaterOrEqual(t, dtos, ses, "software event %d ahead of the completion before it: %v", ses-1, hist[max(0, len(hist)-12):])
+		}
+	}
+	close(stop)
+	wg.Wait()
+	require.Equal(t, rounds, dtos+drain(t, e))
+}
+
+// drain dequeues what is left and returns how many completions it held.
+func drain(t *testing.T, e *EVD) int {
+	n := 0
+	var ev Event
+	for e.Dequeue(&ev) == nil {
+		require.Equal(t, EventDTOCompletion, ev.Number)
+		n++
+	}
+	return n
 }
 
 // The dequeue fast path (no lock when empty) still reports every state:
