@@ -42,6 +42,8 @@ type device struct {
 	// (siw: 1), which the contract's MaxSGE does not tell.
 	maxSGERd int
 	async    rdma.AsyncHandler
+	// keys are the live registrations, for the post-time checks (keys.go).
+	keys keyTable
 
 	stopping atomic.Bool
 	done     chan struct{}
@@ -176,6 +178,8 @@ func (d *device) query() error {
 		// Every device with SRQs has the limit (IBV_SRQ_LIMIT).
 		a.Caps |= rdma.CapSRQ | rdma.CapSRQLimit
 	}
+	// The backend checks posted segments itself (keys.go).
+	a.Caps |= rdma.CapPostCheck
 	d.attr = a
 	return nil
 }

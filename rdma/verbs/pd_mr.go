@@ -127,6 +127,7 @@ func (p *pd) RegMR(addr, length uint64, access rdma.Access) (rdma.MR, error) {
 		}
 		p.refs++
 		d.mrs[out] = struct{}{}
+		d.keys.add(out.lkey, keyRegion{pd: p, access: access, addr: addr, len: length})
 		return nil
 	})
 	if err != nil {
@@ -183,6 +184,7 @@ func (m *mr) Dereg() error {
 		m.dead = true
 		m.p.refs--
 		delete(d.mrs, m)
+		d.keys.remove(m.lkey)
 		return nil
 	})
 }
@@ -191,6 +193,7 @@ func (m *mr) deregLocked() {
 	if !m.dead {
 		C.gd_dereg_mr(m.c)
 		m.dead = true
+		m.p.d.keys.remove(m.lkey)
 	}
 }
 

@@ -61,6 +61,10 @@ type qp struct {
 	// its CQs (cq.go, fit).
 	sHold, rHold int
 
+	// sendKeys and recvKeys cache the last region each queue's posts
+	// named (keys.go).
+	sendKeys, recvKeys keyCache
+
 	// Under d.mu:
 	dead    bool
 	conn    *conn // the connection or attempt since the last Reset
@@ -263,6 +267,17 @@ func (q *qp) PostSend(wr *rdma.SendWR) error {
 			return rdma.ErrInvalid
 		}
 	}
+	// Inline data is copied at the post and its keys are not used, as
+	// in the software provider.
+	if wr.Flags&rdma.SendInline == 0 || wr.Opcode == rdma.WRRDMARead {
+		need := rdma.Access(0)
+		if wr.Opcode == rdma.WRRDMARead {
+			need = rdma.AccessLocalWrite
+		}
+		if err := q.d.keys.check(&q.sendKeys, q.pd, wr.SGL, need); err != nil {
+			return q.postFault(err, true)
+		}
+	}
 	r := C.gd_post_send(q.c, C.uint64_t(wr.WRID), C.uint64_t(wr.RemoteAddr), C.uint32_t(wr.RKey), C.uint32_t(wr.Imm),
 		C.int(wr.Opcode), C.int(wr.Flags), sgePtr(wr.SGL), C.int(n))
 	if r != 0 {
@@ -283,10 +298,27 @@ func (q *qp) PostRecv(wr *rdma.RecvWR) error {
 	if n > q.cap.MaxRecvSGE {
 		return rdma.ErrInvalid
 	}
+	if err := q.d.keys.check(&q.recvKeys, q.pd, wr.SGL, rdma.AccessLocalWrite); err != nil {
+		return q.postFault(err, false)
+	}
 	if r := C.gd_post_recv(q.c, C.uint64_t(wr.WRID), sgePtr(wr.SGL), C.int(n)); r != 0 {
 		return postErr(r)
 	}
 	return nil
+}
+
+// postFault is the error of a post whose segments failed the check: the
+// error the post would have met first when the QP is destroyed or (for a
+// send) not in a state that takes requests, as the software provider
+// checks those first; else err. The state is read only on this path.
+func (q *qp) postFault(err error, send bool) error {
+	if C.gd_qp_dead(q.c) != 0 {
+		return rdma.ErrClosed
+	}
+	if st := C.gd_qp_state(q.c); send && st != C.GD_QPS_RTS && st != C.GD_QPS_ERR {
+		return rdma.ErrState
+	}
+	return err
 }
 
 // LocalAddr is the connection's local address and port.

@@ -39,6 +39,8 @@ type srq struct {
 	// armed is the limit as the backend knows it (0 after an event), for
 	// devices that cannot query an SRQ (siw).
 	armed int
+	// keys caches the last region the SRQ's posts named (keys.go).
+	keys keyCache
 }
 
 // CreateSRQ creates a shared receive queue (ibv_create_srq).
@@ -98,6 +100,9 @@ func (s *srq) PostRecv(wr *rdma.RecvWR) error {
 	n := len(wr.SGL)
 	if n > s.sge {
 		return rdma.ErrInvalid
+	}
+	if err := s.d.keys.check(&s.keys, s.p, wr.SGL, rdma.AccessLocalWrite); err != nil {
+		return err
 	}
 	if r := C.gd_post_srq_recv(s.c, C.uint64_t(wr.WRID), sgePtr(wr.SGL), C.int(n)); r != 0 {
 		return postErr(r)

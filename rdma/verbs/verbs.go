@@ -33,10 +33,14 @@
 //     data starts with the whole id (cm.go).
 //   - Capabilities are what the device has: SRQs and their limit where
 //     max_srq > 0; no solicited flag on receive completions, no outstanding
-//     counts, no reconfiguration, no growing CQs, no post-time checks, no
+//     counts, no reconfiguration, no growing CQs, no
 //     memory windows (the contract has no bind work request), no QPs of
 //     another PD than their SRQ's (rxe checks an SRQ's buffers against the
 //     QP's PD).
+//   - Posted segments are checked against the backend's record of the
+//     registrations before the device sees them (CapPostCheck, keys.go),
+//     where verbs would check them only at execution and break the
+//     connection.
 //   - A CQ is as deep as the completions its QPs can leave in it (cq.go),
 //     so it never overruns: a verbs overrun is fatal to its QPs.
 package verbs
