@@ -530,6 +530,13 @@ func (ep *EP) reconfigureLocked(attr EPAttr, pz *PZ, req, recv *EVD) error {
 	defer ep.recvMu.Unlock()
 	switch err := ep.qp.Reconfigure(qattr); {
 	case err == nil:
+		// A backend may have made a new QP (verbs): completions of an
+		// SRQ's receives name the EP by its number.
+		if n := ep.qp.Num(); n != ep.qpn {
+			ep.ia.dev.setQP(ep.qpn, nil)
+			ep.qpn = n
+			ep.ia.dev.setQP(n, ep)
+		}
 		// No completion comes in the states dat_ep_modify allows, so the
 		// queues of outstanding requests can be resized in place.
 		c := ep.qp.Cap()

@@ -173,8 +173,10 @@ type QP interface {
 	Outstanding() (send, recv int, err error)
 	// Reconfigure changes the PD, the CQs and the capacities of a QP in
 	// Init or Error, keeping its posted receives; only with
-	// CapQPReconfigure. Errors: ErrState, ErrInvalid (fewer receives
-	// allowed than are posted, a capacity above the device's).
+	// CapQPReconfigure. A backend may make a new QP for it (verbs, which
+	// accepts Init only): Num may change. Errors: ErrState, ErrInvalid
+	// (fewer receives allowed than are posted, a capacity above the
+	// device's).
 	Reconfigure(attr QPInitAttr) error
 	// Destroy frees the QP (ibv_destroy_qp); a connection is ended
 	// abruptly and nothing more is completed for the QP. Errors: ErrClosed.

@@ -178,8 +178,9 @@ func (d *device) query() error {
 		// Every device with SRQs has the limit (IBV_SRQ_LIMIT).
 		a.Caps |= rdma.CapSRQ | rdma.CapSRQLimit
 	}
-	// The backend checks posted segments itself (keys.go).
-	a.Caps |= rdma.CapPostCheck
+	// The backend checks posted segments itself (keys.go) and makes a new
+	// QP to reconfigure one (qp.go).
+	a.Caps |= rdma.CapPostCheck | rdma.CapQPReconfigure
 	d.attr = a
 	return nil
 }

@@ -100,8 +100,134 @@ void gd_qp_put(struct gd_qp *q)
 	gd_ring_put(q->rq);
 	free(q->ssge);
 	free(q->rsge);
+	free(q->rsaved);
+	free(q->rsaved_n);
 	gd_dev_put(q->dev);
 	free(q);
+}
+
+// save_recv keeps a receive posted in INIT for gd_qp_rebuild; under rlock.
+static void save_recv(struct gd_qp *q, uint32_t idx, const struct ibv_sge *sgl, int nsge)
+{
+	uint32_t cap = q->rq->cap, i = idx % cap;
+
+	if (q->rsaved_lost)
+		return;
+	if (!q->rsaved) {
+		q->rsaved = calloc((size_t)cap * (size_t)q->max_rsge, sizeof *q->rsaved);
+		q->rsaved_n = calloc(cap, 1);
+		if (!q->rsaved || !q->rsaved_n) {
+			free(q->rsaved);
+			free(q->rsaved_n);
+			q->rsaved = NULL;
+			q->rsaved_n = NULL;
+			q->rsaved_lost = 1;
+			return;
+		}
+	}
+	if (nsge)
+		memcpy(&q->rsaved[(size_t)i * q->max_rsge], sgl, (size_t)nsge * sizeof *sgl);
+	q->rsaved_n[i] = (uint8_t)nsge;
+}
+
+int gd_qp_rebuild(struct gd_qp *q, struct ibv_qp *nqp, int scap, int rcap, int rlimit, int max_ssge,
+		  int max_rsge)
+{
+	struct gd_ring *sq = NULL, *rq = NULL, *osq, *orq;
+	struct ibv_sge *ssge = NULL, *rsge = NULL, *saved = NULL;
+	uint8_t *saved_n = NULL;
+	struct ibv_recv_wr w, *bad;
+	uint32_t n = 0, k, i;
+	int ret = ENOMEM;
+
+	max_ssge = max_ssge > 0 ? max_ssge : 1;
+	max_rsge = max_rsge > 0 ? max_rsge : 1;
+	scap = scap > 0 ? scap : 1;
+	rcap = rcap > 0 ? rcap : 1;
+	pthread_mutex_lock(&q->slock);
+	pthread_mutex_lock(&q->rlock);
+	if (LOAD(&q->dead) || LOAD(&q->state) != GD_QPS_INIT || q->sq->tail != LOAD(&q->sq->head)) {
+		ret = EBUSY;
+		goto out;
+	}
+	if (q->rq) {
+		n = q->rq->tail - LOAD(&q->rq->head);
+		if (n > (uint32_t)rcap || (rlimit > 0 && n > (uint32_t)rlimit)) {
+			ret = EINVAL;
+			goto out;
+		}
+		if (n && (q->rsaved_lost || !q->rsaved))
+			goto out; /* ENOMEM: the receives cannot be posted again */
+		for (k = 0; k < n; k++)
+			if (q->rsaved_n[(q->rq->head + k) % q->rq->cap] > max_rsge) {
+				ret = EINVAL;
+				goto out;
+			}
+	}
+	sq = ring_new(q, GD_SLOT_SEND, (uint32_t)scap);
+	ssge = calloc(max_ssge, sizeof *ssge);
+	rsge = calloc(max_rsge, sizeof *rsge);
+	if (!sq || !ssge || !rsge)
+		goto out;
+	if (q->rq) {
+		rq = ring_new(q, GD_SLOT_RECV, (uint32_t)rcap);
+		saved = calloc((size_t)rcap * (size_t)max_rsge, sizeof *saved);
+		saved_n = calloc(rcap, 1);
+		if (!rq || !saved || !saved_n)
+			goto out;
+		for (k = 0; k < n; k++) {
+			uint32_t from = (q->rq->head + k) % q->rq->cap;
+			struct gd_slot *s = &rq->slots[k];
+			int nsge = q->rsaved_n[from];
+
+			s->wr_id = q->rq->slots[from].wr_id;
+			s->idx = k;
+			for (i = 0; i < (uint32_t)nsge; i++)
+				saved[(size_t)k * max_rsge + i] = q->rsaved[(size_t)from * q->max_rsge + i];
+			saved_n[k] = (uint8_t)nsge;
+			memset(&w, 0, sizeof w);
+			w.wr_id = (uintptr_t)s;
+			w.sg_list = &saved[(size_t)k * max_rsge];
+			w.num_sge = nsge;
+			if ((ret = ibv_post_recv(nqp, &w, &bad)) != 0)
+				goto out; /* the caller destroys nqp and what it holds */
+			rq->tail++;
+		}
+	}
+	osq = q->sq;
+	orq = q->rq;
+	q->qp = nqp;
+	q->num = nqp->qp_num;
+	q->sq = sq;
+	q->rq = rq;
+	free(q->ssge);
+	free(q->rsge);
+	q->ssge = ssge;
+	q->rsge = rsge;
+	q->max_ssge = max_ssge;
+	q->max_rsge = max_rsge;
+	free(q->rsaved);
+	free(q->rsaved_n);
+	q->rsaved = saved;
+	q->rsaved_n = saved_n;
+	q->rsaved_lost = 0;
+	// Nothing of the old rings is in a CQ: in INIT nothing completes.
+	gd_ring_put(osq);
+	gd_ring_put(orq);
+	sq = rq = NULL;
+	ssge = rsge = saved = NULL;
+	saved_n = NULL;
+	ret = 0;
+out:
+	pthread_mutex_unlock(&q->rlock);
+	pthread_mutex_unlock(&q->slock);
+	gd_ring_put(sq);
+	gd_ring_put(rq);
+	free(ssge);
+	free(rsge);
+	free(saved);
+	free(saved_n);
+	return ret;
 }
 
 int gd_post_send(struct gd_qp *q, uint64_t wr_id, uint64_t raddr, uint32_t rkey, uint32_t imm,
@@ -192,6 +318,8 @@ int gd_post_recv(struct gd_qp *q, uint64_t wr_id, const struct ibv_sge *sgl, int
 	w->num_sge = nsge;
 	ret = ibv_post_recv(q->qp, w, &bad);
 	if (ret == 0) {
+		if (LOAD(&q->state) == GD_QPS_INIT)
+			save_recv(q, r->tail, sgl, nsge);
 		r->tail++;
 		kick = LOAD(&q->state) == GD_QPS_ERR;
 	} else if (ret == ENOMEM) {

@@ -86,28 +86,39 @@ func (d *device) CreateQP(a rdma.QPInitAttr) (rdma.QP, error) {
 	return out, nil
 }
 
-func (d *device) createQPLocked(a rdma.QPInitAttr) (*qp, error) {
-	p, err := d.pdOf(a.PD)
-	if err != nil {
+// qpPlan is a QP's objects, resolved, and the creation attributes its
+// capacities ask of the device.
+type qpPlan struct {
+	p        *pd
+	scq, rcq *cq
+	s        *srq
+	ia       C.struct_ibv_qp_init_attr
+	// marker: one send slot more than asked, for the marker of a graceful
+	// disconnect (qp.c), when the device has room for it.
+	marker         bool
+	maxRd, maxInit int
+	// askRecv is the receives asked for, which may be fewer than the
+	// device grants (rxe rounds queues up).
+	askRecv int
+}
+
+// planQP checks a's objects and capacities against the device.
+func (d *device) planQP(a rdma.QPInitAttr) (*qpPlan, error) {
+	pl := &qpPlan{}
+	var err error
+	if pl.p, err = d.pdOf(a.PD); err != nil {
 		return nil, err
 	}
-	scq, err := d.cqOf(a.SendCQ, "send")
-	if err != nil {
+	if pl.scq, err = d.cqOf(a.SendCQ, "send"); err != nil {
 		return nil, err
 	}
-	rcq, err := d.cqOf(a.RecvCQ, "receive")
-	if err != nil {
+	if pl.rcq, err = d.cqOf(a.RecvCQ, "receive"); err != nil {
 		return nil, err
 	}
-	var s *srq
 	if a.SRQ != nil {
-		if s, err = d.srqOf(a.SRQ); err != nil {
+		if pl.s, err = d.srqOf(a.SRQ); err != nil {
 			return nil, err
 		}
-	}
-	cm, err := d.cmChanOf(a.CM)
-	if err != nil {
-		return nil, err
 	}
 	c := a.Cap
 	def := func(v *int, dflt int) {
@@ -131,18 +142,17 @@ func (d *device) createQPLocked(a rdma.QPInitAttr) (*qp, error) {
 		return nil, fmt.Errorf("verbs: QP RDMA read depths %d/%d (the device allows %d/%d): %w",
 			a.MaxRdAtomic, a.MaxInitRdAtomic, at.MaxQPRdAtom, at.MaxQPInitRdAtom, rdma.ErrInvalid)
 	}
-	// One send slot more than asked for the marker of a graceful
-	// disconnect (qp.c), when the device has room for it.
+	pl.askRecv = c.MaxRecvWR
 	sendWR := c.MaxSendWR
-	marker := sendWR < at.MaxQPWR
-	if marker {
+	pl.marker = sendWR < at.MaxQPWR
+	if pl.marker {
 		sendWR++
 	}
-	var ia C.struct_ibv_qp_init_attr
-	ia.send_cq = scq.c.cq
-	ia.recv_cq = rcq.c.cq
-	if s != nil {
-		ia.srq = s.c.srq
+	ia := &pl.ia
+	ia.send_cq = pl.scq.c.cq
+	ia.recv_cq = pl.rcq.c.cq
+	if pl.s != nil {
+		ia.srq = pl.s.c.srq
 	}
 	ia.qp_type = C.IBV_QPT_RC
 	if a.SigAll {
@@ -153,29 +163,81 @@ func (d *device) createQPLocked(a rdma.QPInitAttr) (*qp, error) {
 	ia.cap.max_send_sge = C.uint32_t(c.MaxSendSGE)
 	ia.cap.max_recv_sge = C.uint32_t(c.MaxRecvSGE)
 	ia.cap.max_inline_data = C.uint32_t(c.MaxInlineData)
-	if s != nil {
+	if pl.s != nil {
 		ia.cap.max_recv_wr, ia.cap.max_recv_sge = 0, 0
 	}
-	h := newHandle()
-	ibqp, cerr := C.gd_create_qp(p.c, &ia, C.uint64_t(h))
+	pl.maxRd, pl.maxInit = a.MaxRdAtomic, a.MaxInitRdAtomic
+	if pl.maxRd == 0 {
+		pl.maxRd = at.MaxQPRdAtom
+	}
+	if pl.maxInit == 0 {
+		pl.maxInit = at.MaxQPInitRdAtom
+	}
+	return pl, nil
+}
+
+// create makes the plan's ibv_qp, named h, in INIT, and says the
+// capacities the device granted.
+func (pl *qpPlan) create(d *device, h uint64) (*C.struct_ibv_qp, rdma.QPCap, error) {
+	ia := pl.ia // the device writes the capacities granted into it
+	ibqp, cerr := C.gd_create_qp(pl.p.c, &ia, C.uint64_t(h))
 	if ibqp == nil {
-		return nil, wrap("ibv_create_qp", errnoOf(-1, cerr))
+		return nil, rdma.QPCap{}, wrap("ibv_create_qp", errnoOf(-1, cerr))
 	}
 	if r := C.gd_qp_init(d.anchor, ibqp); r != 0 {
 		C.gd_destroy_qp(ibqp)
-		return nil, wrap("ibv_modify_qp to INIT", errnoOf(r, nil))
+		return nil, rdma.QPCap{}, wrap("ibv_modify_qp to INIT", errnoOf(r, nil))
 	}
 	granted := rdma.QPCap{MaxSendWR: int(ia.cap.max_send_wr), MaxRecvWR: int(ia.cap.max_recv_wr),
 		MaxSendSGE: int(ia.cap.max_send_sge), MaxRecvSGE: int(ia.cap.max_recv_sge), MaxInlineData: int(ia.cap.max_inline_data)}
-	if marker {
+	if pl.marker {
 		granted.MaxSendWR--
 	}
-	if s != nil {
+	if pl.s != nil {
 		granted.MaxRecvWR, granted.MaxRecvSGE = 0, 0
 	}
+	return ibqp, granted, nil
+}
+
+// holds are the completions the QP's queues can leave in its CQs: the send
+// ring's slots (the marker's included) and the receive ring's, or the
+// SRQ's.
+func (pl *qpPlan) holds(c rdma.QPCap) (send, recv int) {
+	if pl.s != nil {
+		return c.MaxSendWR + 1, pl.s.max
+	}
+	return c.MaxSendWR + 1, c.MaxRecvWR
+}
+
+// use counts the QP on the plan's objects (or, with -1, no longer).
+func (pl *qpPlan) use(n int, sHold, rHold int) {
+	pl.scq.hold(n * sHold)
+	pl.rcq.hold(n * rHold)
+	pl.p.refs += n
+	pl.scq.refs += n
+	pl.rcq.refs += n
+	if pl.s != nil {
+		pl.s.refs += n
+	}
+}
+
+func (d *device) createQPLocked(a rdma.QPInitAttr) (*qp, error) {
+	pl, err := d.planQP(a)
+	if err != nil {
+		return nil, err
+	}
+	cm, err := d.cmChanOf(a.CM)
+	if err != nil {
+		return nil, err
+	}
+	h := newHandle()
+	ibqp, granted, err := pl.create(d, h)
+	if err != nil {
+		return nil, err
+	}
 	var pool *C.struct_gd_pool
-	if s != nil {
-		pool = s.c.pool
+	if pl.s != nil {
+		pool = pl.s.c.pool
 	}
 	// The send ring has a slot for the marker even where the device had
 	// no room for it (the marker's post then fails and the drain waits
@@ -186,32 +248,67 @@ func (d *device) createQPLocked(a rdma.QPInitAttr) (*qp, error) {
 		C.gd_destroy_qp(ibqp)
 		return nil, fmt.Errorf("verbs: QP slots: %w", rdma.ErrNoResources)
 	}
-	q := &qp{d: d, c: gq, ibqp: ibqp, num: uint32(ibqp.qp_num), h: h, ctx: a.Context, cm: cm, pd: p,
-		scq: scq, rcq: rcq, srq: s, cap: granted, maxRd: a.MaxRdAtomic, maxInit: a.MaxInitRdAtomic}
-	if q.maxRd == 0 {
-		q.maxRd = at.MaxQPRdAtom
-	}
-	if q.maxInit == 0 {
-		q.maxInit = at.MaxQPInitRdAtom
-	}
+	q := &qp{d: d, c: gq, ibqp: ibqp, num: uint32(ibqp.qp_num), h: h, ctx: a.Context, cm: cm, pd: pl.p,
+		scq: pl.scq, rcq: pl.rcq, srq: pl.s, cap: granted, maxRd: pl.maxRd, maxInit: pl.maxInit}
 	runtime.AddCleanup(q, func(c *C.struct_gd_qp) { C.gd_qp_put(c) }, gq)
-	// The send ring's slots (the marker's included) and the receive
-	// ring's, or the SRQ's, which may all complete on this QP's CQ.
-	q.sHold, q.rHold = granted.MaxSendWR+1, granted.MaxRecvWR
-	if s != nil {
-		q.rHold = s.max
-	}
-	scq.hold(q.sHold)
-	rcq.hold(q.rHold)
-	p.refs++
-	scq.refs++
-	rcq.refs++
-	if s != nil {
-		s.refs++
-	}
+	q.sHold, q.rHold = pl.holds(granted)
+	pl.use(1, q.sHold, q.rHold)
 	d.qps[q] = struct{}{}
 	d.objs[h] = q
 	return q, nil
+}
+
+// Reconfigure gives a QP in Init other CQs, another PD or other capacities
+// (dat_ep_modify of an unconnected EP). Verbs changes none of these on an
+// existing QP, so the backend creates a new ibv_qp and posts the receives
+// the old one held to it again, as OFED dapl allocates a new QP in
+// dat_ep_modify (which drops them). The QP number changes; the handle, the
+// CM channel, the context and the SRQ stay. Errors: ErrState (not in
+// Init: connected, connecting, or in Error before a Reset), ErrInvalid
+// (another SRQ, fewer receives or SGEs than the receives posted use, a
+// capacity above the device's), ErrClosed.
+func (q *qp) Reconfigure(a rdma.QPInitAttr) error {
+	d := q.d
+	return d.locked(func() error {
+		if q.dead {
+			return rdma.ErrClosed
+		}
+		if q.conn != nil || C.gd_qp_state(q.c) != C.GD_QPS_INIT {
+			return rdma.ErrState
+		}
+		pl, err := d.planQP(a)
+		if err != nil {
+			return err
+		}
+		if pl.s != q.srq {
+			return fmt.Errorf("verbs: a QP keeps its SRQ: %w", rdma.ErrInvalid)
+		}
+		ibqp, granted, err := pl.create(d, q.h)
+		if err != nil {
+			return err
+		}
+		switch r := C.gd_qp_rebuild(q.c, ibqp, C.int(granted.MaxSendWR+1), C.int(granted.MaxRecvWR), C.int(pl.askRecv),
+			C.int(granted.MaxSendSGE), C.int(granted.MaxRecvSGE)); r {
+		case 0:
+		case C.EINVAL:
+			C.gd_destroy_qp(ibqp)
+			return fmt.Errorf("verbs: the receives posted do not fit the new capacities: %w", rdma.ErrInvalid)
+		case C.EBUSY:
+			C.gd_destroy_qp(ibqp)
+			return rdma.ErrState
+		default:
+			C.gd_destroy_qp(ibqp)
+			return wrap("reposting the receives", errnoOf(r, nil))
+		}
+		old := &qpPlan{p: q.pd, scq: q.scq, rcq: q.rcq, s: q.srq}
+		old.use(-1, q.sHold, q.rHold)
+		C.gd_destroy_qp(q.ibqp) // in INIT: it holds nothing a CQ will see
+		q.ibqp, q.num, q.pd, q.scq, q.rcq, q.cap = ibqp, uint32(ibqp.qp_num), pl.p, pl.scq, pl.rcq, granted
+		q.maxRd, q.maxInit = pl.maxRd, pl.maxInit
+		q.sHold, q.rHold = pl.holds(granted)
+		pl.use(1, q.sHold, q.rHold)
+		return nil
+	})
 }
 
 // Num is the queue pair number.

@@ -195,6 +195,13 @@ struct gd_qp {
 	int max_rsge;
 
 	struct gd_ring *retired; /* rings replaced by resets, until the QP goes */
+	/* The SGEs of the receives posted in INIT, by receive-ring slot
+	 * (max_rsge each, their count in rsaved_n), so that gd_qp_rebuild can
+	 * post them again; allocated by the first such post. rsaved_lost: an
+	 * allocation failed, nothing can be posted again. Under rlock. */
+	struct ibv_sge *rsaved;
+	uint8_t *rsaved_n;
+	int rsaved_lost;
 	uint32_t notes;       /* GD_NOTE_* bits, atomic */
 	uint32_t queued;      /* on dev->errq, atomic */
 	struct gd_qp *errnext;
@@ -213,6 +220,15 @@ uint32_t gd_qp_sq_outstanding(struct gd_qp *q);
 /* gd_qp_retire gives the QP fresh rings after a reset; the caller buries
  * the old ones in the CQs, where flushed completions may still wait. */
 int gd_qp_retire(struct gd_qp *q, struct gd_ring **old_sq, struct gd_ring **old_rq);
+/* gd_qp_rebuild moves a QP in INIT with no send outstanding onto nqp (a
+ * new ibv_qp in INIT, of other CQs, PD or capacities) with rings of scap
+ * and rcap slots, and posts the receives it holds to nqp again, in order.
+ * Returns 0, and the caller destroys the old ibv_qp; or an errno (EINVAL:
+ * more receives posted than rlimit, the receives asked for, or with more
+ * SGEs than max_rsge; EBUSY: not in INIT or a send outstanding), and the
+ * QP is unchanged. */
+int gd_qp_rebuild(struct gd_qp *q, struct ibv_qp *nqp, int scap, int rcap, int rlimit, int max_ssge,
+		  int max_rsge);
 struct gd_cq;
 /* gd_qp_kill destroys the QP: its rings stop delivering completions and are
  * buried in the CQs that may hold some. */

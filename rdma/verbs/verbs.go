@@ -33,10 +33,12 @@
 //     data starts with the whole id (cm.go).
 //   - Capabilities are what the device has: SRQs and their limit where
 //     max_srq > 0; no solicited flag on receive completions, no outstanding
-//     counts, no reconfiguration, no growing CQs, no
-//     memory windows (the contract has no bind work request), no QPs of
-//     another PD than their SRQ's (rxe checks an SRQ's buffers against the
-//     QP's PD).
+//     counts, no growing CQs, no memory windows (the contract has no bind
+//     work request), no QPs of another PD than their SRQ's (rxe checks an
+//     SRQ's buffers against the QP's PD).
+//   - A QP is reconfigured (new CQs, PD or capacities, in Init only) by
+//     creating a new ibv_qp and posting the old one's receives to it again
+//     (qp.go, qp.c gd_qp_rebuild).
 //   - Posted segments are checked against the backend's record of the
 //     registrations before the device sees them (CapPostCheck, keys.go),
 //     where verbs would check them only at execution and break the
