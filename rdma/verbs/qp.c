@@ -131,7 +131,7 @@ static void save_recv(struct gd_qp *q, uint32_t idx, const struct ibv_sge *sgl, 
 }
 
 int gd_qp_rebuild(struct gd_qp *q, struct ibv_qp *nqp, int scap, int rcap, int rlimit, int max_ssge,
-		  int max_rsge)
+		  int max_rsge, struct gd_ring **old_rq)
 {
 	struct gd_ring *sq = NULL, *rq = NULL, *osq, *orq;
 	struct ibv_sge *ssge = NULL, *rsge = NULL, *saved = NULL;
@@ -140,6 +140,7 @@ int gd_qp_rebuild(struct gd_qp *q, struct ibv_qp *nqp, int scap, int rcap, int r
 	uint32_t n = 0, k, i;
 	int ret = ENOMEM;
 
+	*old_rq = NULL;
 	max_ssge = max_ssge > 0 ? max_ssge : 1;
 	max_rsge = max_rsge > 0 ? max_rsge : 1;
 	scap = scap > 0 ? scap : 1;
@@ -211,9 +212,18 @@ int gd_qp_rebuild(struct gd_qp *q, struct ibv_qp *nqp, int scap, int rcap, int r
 	q->rsaved = saved;
 	q->rsaved_n = saved_n;
 	q->rsaved_lost = 0;
-	// Nothing of the old rings is in a CQ: in INIT nothing completes.
+	// In INIT nothing completes, but a device may flush the receives of
+	// the old QP into its CQ when it is destroyed (siw does): the old
+	// receive ring, if it holds any, stops delivering and goes to the
+	// caller, to bury in that CQ once the old QP is gone. The send ring
+	// is empty.
 	gd_ring_put(osq);
-	gd_ring_put(orq);
+	if (orq && orq->tail != LOAD(&orq->head)) {
+		STORE(&orq->dead, 1);
+		*old_rq = orq;
+	} else {
+		gd_ring_put(orq);
+	}
 	sq = rq = NULL;
 	ssge = rsge = saved = NULL;
 	saved_n = NULL;

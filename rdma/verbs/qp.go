@@ -287,8 +287,9 @@ func (q *qp) Reconfigure(a rdma.QPInitAttr) error {
 		if err != nil {
 			return err
 		}
+		var orq *C.struct_gd_ring
 		switch r := C.gd_qp_rebuild(q.c, ibqp, C.int(granted.MaxSendWR+1), C.int(granted.MaxRecvWR), C.int(pl.askRecv),
-			C.int(granted.MaxSendSGE), C.int(granted.MaxRecvSGE)); r {
+			C.int(granted.MaxSendSGE), C.int(granted.MaxRecvSGE), &orq); r {
 		case 0:
 		case C.EINVAL:
 			C.gd_destroy_qp(ibqp)
@@ -302,7 +303,14 @@ func (q *qp) Reconfigure(a rdma.QPInitAttr) error {
 		}
 		old := &qpPlan{p: q.pd, scq: q.scq, rcq: q.rcq, s: q.srq}
 		old.use(-1, q.sHold, q.rHold)
-		C.gd_destroy_qp(q.ibqp) // in INIT: it holds nothing a CQ will see
+		// Destroying it may flush the receives it held into the old
+		// receive CQ (siw), where their slots must stay valid: the ring,
+		// which now drops them, is buried there.
+		C.gd_destroy_qp(q.ibqp)
+		if orq != nil {
+			C.gd_cq_bury_ring(q.rcq.c, orq)
+			C.gd_ring_put(orq)
+		}
 		q.ibqp, q.num, q.pd, q.scq, q.rcq, q.cap = ibqp, uint32(ibqp.qp_num), pl.p, pl.scq, pl.rcq, granted
 		q.maxRd, q.maxInit = pl.maxRd, pl.maxInit
 		q.sHold, q.rHold = pl.holds(granted)

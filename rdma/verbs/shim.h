@@ -223,12 +223,14 @@ int gd_qp_retire(struct gd_qp *q, struct gd_ring **old_sq, struct gd_ring **old_
 /* gd_qp_rebuild moves a QP in INIT with no send outstanding onto nqp (a
  * new ibv_qp in INIT, of other CQs, PD or capacities) with rings of scap
  * and rcap slots, and posts the receives it holds to nqp again, in order.
- * Returns 0, and the caller destroys the old ibv_qp; or an errno (EINVAL:
- * more receives posted than rlimit, the receives asked for, or with more
- * SGEs than max_rsge; EBUSY: not in INIT or a send outstanding), and the
- * QP is unchanged. */
+ * Returns 0, and the caller destroys the old ibv_qp, then, when *old_rq
+ * is set (the old receive ring, which held receives and now drops their
+ * completions), buries it in the old receive CQ and puts it; or an errno
+ * (EINVAL: more receives posted than rlimit, the receives asked for, or
+ * with more SGEs than max_rsge; EBUSY: not in INIT or a send outstanding),
+ * and the QP is unchanged. */
 int gd_qp_rebuild(struct gd_qp *q, struct ibv_qp *nqp, int scap, int rcap, int rlimit, int max_ssge,
-		  int max_rsge);
+		  int max_rsge, struct gd_ring **old_rq);
 struct gd_cq;
 /* gd_qp_kill destroys the QP: its rings stop delivering completions and are
  * buried in the CQs that may hold some. */
