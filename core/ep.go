@@ -530,13 +530,7 @@ func (ep *EP) reconfigureLocked(attr EPAttr, pz *PZ, req, recv *EVD) error {
 	defer ep.recvMu.Unlock()
 	switch err := ep.qp.Reconfigure(qattr); {
 	case err == nil:
-		// A backend may have made a new QP (verbs): completions of an
-		// SRQ's receives name the EP by its number.
-		if n := ep.qp.Num(); n != ep.qpn {
-			ep.ia.dev.setQP(ep.qpn, nil)
-			ep.qpn = n
-			ep.ia.dev.setQP(n, ep)
-		}
+		ep.rekeyQP()
 		// No completion comes in the states dat_ep_modify allows, so the
 		// queues of outstanding requests can be resized in place.
 		c := ep.qp.Cap()
@@ -547,6 +541,17 @@ func (ep *EP) reconfigureLocked(attr EPAttr, pz *PZ, req, recv *EVD) error {
 		return ErrArg(ArgEPAttr) // e.g. fewer receives allowed than are posted
 	default:
 		return mapTransportError(err)
+	}
+}
+
+// rekeyQP follows a QP number that changed: a backend may make a new QP
+// to reconfigure or reset one (verbs), and completions of an SRQ's
+// receives name the EP by its QP's number.
+func (ep *EP) rekeyQP() {
+	if n := ep.qp.Num(); n != ep.qpn {
+		ep.ia.dev.setQP(ep.qpn, nil)
+		ep.qpn = n
+		ep.ia.dev.setQP(n, ep)
 	}
 }
 

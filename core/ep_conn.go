@@ -166,6 +166,7 @@ func (ep *EP) Reset() error {
 	if err := ep.qp.Reset(); err != nil {
 		return mapTransportError(err)
 	}
+	ep.rekeyQP()
 	ep.setStateLocked(EPUnconnected)
 	ep.private = nil
 	ep.remote, ep.connQual = netip.AddrPort{}, 0

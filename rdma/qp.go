@@ -162,7 +162,9 @@ type QP interface {
 	Disconnect(graceful bool) error
 	// Reset returns a QP in Error, whose work has all been flushed, to
 	// Init, unconnected and empty, for another connection (ibv_modify_qp to
-	// RESET, then INIT). Init is not an error. Errors: ErrState, ErrClosed.
+	// RESET, then INIT). Init is not an error. A backend may put the QP on
+	// a new device QP for it (verbs on iWARP): Num may change. Errors:
+	// ErrState, ErrClosed.
 	Reset() error
 	// LocalAddr and RemoteAddr are the connection's addresses (the remote
 	// one also while connecting); invalid when there is none.

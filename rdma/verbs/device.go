@@ -33,6 +33,7 @@ type device struct {
 	port   int
 	attr   rdma.DeviceAttr
 	ib     bool // InfiniBand link layer (cm.c's attribute mask quirk)
+	iwarp  bool // iWARP transport (siw, Chelsio): a reset QP is replaced (qp.go)
 	// noQPEvents: the device raises no QP asynchronous events, so the
 	// backend raises AsyncQPLastWQE itself when it puts a QP of an SRQ in
 	// Error (srq.go).
@@ -146,6 +147,7 @@ func (d *device) query() error {
 		return wrap("ibv_query_port", errnoOf(r, nil))
 	}
 	d.ib = pa.link_layer == C.IBV_LINK_LAYER_INFINIBAND
+	d.iwarp = C.gd_transport(d.ctx) == C.IBV_TRANSPORT_IWARP
 	d.noQPEvents = da.vendor_id == rxeVendorID
 	d.srqResize = da.device_cap_flags&C.IBV_DEVICE_SRQ_RESIZE != 0
 	d.maxSGERd = int(da.max_sge_rd)
@@ -170,7 +172,7 @@ func (d *device) query() error {
 		MaxSRQ:          int(da.max_srq),
 		MaxSRQWR:        int(da.max_srq_wr),
 		MaxSRQSGE:       int(da.max_srq_sge),
-		MaxPrivateData:  maxPrivateData(C.gd_transport(d.ctx) == C.IBV_TRANSPORT_IWARP),
+		MaxPrivateData:  maxPrivateData(d.iwarp),
 	}
 	// Read atomics travel in the CM's 8-bit fields.
 	a.MaxQPRdAtom, a.MaxQPInitRdAtom = min(a.MaxQPRdAtom, 255), min(a.MaxQPInitRdAtom, 255)

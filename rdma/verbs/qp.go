@@ -56,6 +56,7 @@ type qp struct {
 	// maxRd and maxInit are the responder resources and initiator depth
 	// this QP offers (QPInitAttr.MaxRdAtomic, MaxInitRdAtomic).
 	maxRd, maxInit int
+	sigAll         bool
 
 	// sHold and rHold are the completions the QP's queues can leave in
 	// its CQs (cq.go, fit).
@@ -249,7 +250,7 @@ func (d *device) createQPLocked(a rdma.QPInitAttr) (*qp, error) {
 		return nil, fmt.Errorf("verbs: QP slots: %w", rdma.ErrNoResources)
 	}
 	q := &qp{d: d, c: gq, ibqp: ibqp, num: uint32(ibqp.qp_num), h: h, ctx: a.Context, cm: cm, pd: pl.p,
-		scq: pl.scq, rcq: pl.rcq, srq: pl.s, cap: granted, maxRd: pl.maxRd, maxInit: pl.maxInit}
+		scq: pl.scq, rcq: pl.rcq, srq: pl.s, cap: granted, maxRd: pl.maxRd, maxInit: pl.maxInit, sigAll: a.SigAll}
 	runtime.AddCleanup(q, func(c *C.struct_gd_qp) { C.gd_qp_put(c) }, gq)
 	q.sHold, q.rHold = pl.holds(granted)
 	pl.use(1, q.sHold, q.rHold)
@@ -268,55 +269,71 @@ func (d *device) createQPLocked(a rdma.QPInitAttr) (*qp, error) {
 // (another SRQ, fewer receives or SGEs than the receives posted use, a
 // capacity above the device's), ErrClosed.
 func (q *qp) Reconfigure(a rdma.QPInitAttr) error {
-	d := q.d
-	return d.locked(func() error {
+	return q.d.locked(func() error {
 		if q.dead {
 			return rdma.ErrClosed
 		}
 		if q.conn != nil || C.gd_qp_state(q.c) != C.GD_QPS_INIT {
 			return rdma.ErrState
 		}
-		pl, err := d.planQP(a)
-		if err != nil {
-			return err
-		}
-		if pl.s != q.srq {
-			return fmt.Errorf("verbs: a QP keeps its SRQ: %w", rdma.ErrInvalid)
-		}
-		ibqp, granted, err := pl.create(d, q.h)
-		if err != nil {
-			return err
-		}
-		var orq *C.struct_gd_ring
-		switch r := C.gd_qp_rebuild(q.c, ibqp, C.int(granted.MaxSendWR+1), C.int(granted.MaxRecvWR), C.int(pl.askRecv),
-			C.int(granted.MaxSendSGE), C.int(granted.MaxRecvSGE), &orq); r {
-		case 0:
-		case C.EINVAL:
-			C.gd_destroy_qp(ibqp)
-			return fmt.Errorf("verbs: the receives posted do not fit the new capacities: %w", rdma.ErrInvalid)
-		case C.EBUSY:
-			C.gd_destroy_qp(ibqp)
-			return rdma.ErrState
-		default:
-			C.gd_destroy_qp(ibqp)
-			return wrap("reposting the receives", errnoOf(r, nil))
-		}
-		old := &qpPlan{p: q.pd, scq: q.scq, rcq: q.rcq, s: q.srq}
-		old.use(-1, q.sHold, q.rHold)
-		// Destroying it may flush the receives it held into the old
-		// receive CQ (siw), where their slots must stay valid: the ring,
-		// which now drops them, is buried there.
-		C.gd_destroy_qp(q.ibqp)
-		if orq != nil {
-			C.gd_cq_bury_ring(q.rcq.c, orq)
-			C.gd_ring_put(orq)
-		}
-		q.ibqp, q.num, q.pd, q.scq, q.rcq, q.cap = ibqp, uint32(ibqp.qp_num), pl.p, pl.scq, pl.rcq, granted
-		q.maxRd, q.maxInit = pl.maxRd, pl.maxInit
-		q.sHold, q.rHold = pl.holds(granted)
-		pl.use(1, q.sHold, q.rHold)
-		return nil
+		return q.replaceLocked(a)
 	})
+}
+
+// attr is what the QP was created or last reconfigured with.
+func (q *qp) attr() rdma.QPInitAttr {
+	a := rdma.QPInitAttr{PD: q.pd, SendCQ: q.scq, RecvCQ: q.rcq, Cap: q.cap, MaxRdAtomic: q.maxRd,
+		MaxInitRdAtomic: q.maxInit, SigAll: q.sigAll}
+	if q.srq != nil {
+		a.SRQ = q.srq
+	}
+	return a
+}
+
+// replaceLocked moves a QP in INIT onto a new ibv_qp made after a, posting
+// the receives it holds to it again (gd_qp_rebuild); under d.mu.
+func (q *qp) replaceLocked(a rdma.QPInitAttr) error {
+	d := q.d
+	pl, err := d.planQP(a)
+	if err != nil {
+		return err
+	}
+	if pl.s != q.srq {
+		return fmt.Errorf("verbs: a QP keeps its SRQ: %w", rdma.ErrInvalid)
+	}
+	ibqp, granted, err := pl.create(d, q.h)
+	if err != nil {
+		return err
+	}
+	var orq *C.struct_gd_ring
+	switch r := C.gd_qp_rebuild(q.c, ibqp, C.int(granted.MaxSendWR+1), C.int(granted.MaxRecvWR), C.int(pl.askRecv),
+		C.int(granted.MaxSendSGE), C.int(granted.MaxRecvSGE), &orq); r {
+	case 0:
+	case C.EINVAL:
+		C.gd_destroy_qp(ibqp)
+		return fmt.Errorf("verbs: the receives posted do not fit the new capacities: %w", rdma.ErrInvalid)
+	case C.EBUSY:
+		C.gd_destroy_qp(ibqp)
+		return rdma.ErrState
+	default:
+		C.gd_destroy_qp(ibqp)
+		return wrap("reposting the receives", errnoOf(r, nil))
+	}
+	old := &qpPlan{p: q.pd, scq: q.scq, rcq: q.rcq, s: q.srq}
+	old.use(-1, q.sHold, q.rHold)
+	// Destroying it may flush the receives it held into the old receive
+	// CQ (siw), where their slots must stay valid: the ring, which now
+	// drops them, is buried there.
+	C.gd_destroy_qp(q.ibqp)
+	if orq != nil {
+		C.gd_cq_bury_ring(q.rcq.c, orq)
+		C.gd_ring_put(orq)
+	}
+	q.ibqp, q.num, q.pd, q.scq, q.rcq, q.cap = ibqp, uint32(ibqp.qp_num), pl.p, pl.scq, pl.rcq, granted
+	q.maxRd, q.maxInit, q.sigAll = pl.maxRd, pl.maxInit, a.SigAll
+	q.sHold, q.rHold = pl.holds(granted)
+	pl.use(1, q.sHold, q.rHold)
+	return nil
 }
 
 // Num is the queue pair number.
@@ -488,6 +505,12 @@ func (q *qp) Reset() error {
 		}
 		q.setState(C.GD_QPS_INIT)
 		q.lastWQE = false
+		if q.d.iwarp {
+			// An iWARP device keeps a QP bound to the connection it
+			// served (siw refuses to accept or connect it again,
+			// ECONNRESET): the QP goes on a new ibv_qp, and a new number.
+			return q.replaceLocked(q.attr())
+		}
 		return nil
 	})
 }

@@ -38,7 +38,8 @@
 //     SRQ's buffers against the QP's PD).
 //   - A QP is reconfigured (new CQs, PD or capacities, in Init only) by
 //     creating a new ibv_qp and posting the old one's receives to it again
-//     (qp.go, qp.c gd_qp_rebuild).
+//     (qp.go, qp.c gd_qp_rebuild); on iWARP a reset does the same, since
+//     siw does not connect a QP again once it served a connection.
 //   - Posted segments are checked against the backend's record of the
 //     registrations before the device sees them (CapPostCheck, keys.go),
 //     where verbs would check them only at execution and break the
