@@ -39,3 +39,21 @@ var (
 	// ErrClosed: the object (or its device) was destroyed.
 	ErrClosed = errors.New("rdma: closed")
 )
+
+// SegmentError is the post-time verdict of CapPostCheck on a local segment
+// whose key names a live region, in the order the contract checks: a region
+// of another PD is ErrProtection, one without the rights need is
+// ErrPrivileges, a segment not inside it ErrInvalid; nil when it passes.
+// (A key that names no region is ErrPrivileges.) Backends that check at
+// post time share it, so that they answer one bad segment alike.
+func SegmentError(samePD bool, has, need Access, inside bool) error {
+	switch {
+	case !samePD:
+		return ErrProtection
+	case has&need != need:
+		return ErrPrivileges
+	case !inside:
+		return ErrInvalid
+	}
+	return nil
+}

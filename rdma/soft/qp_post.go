@@ -19,15 +19,11 @@ func (d *device) checkSGL(kc *keyCache, pd uint32, sgl []rdma.SGE, need rdma.Acc
 			continue
 		}
 		r, ok := d.keys.lookupCached(kc, s.LKey)
-		switch {
-		case !ok:
+		if !ok {
 			return rdma.ErrPrivileges
-		case r.pd != pd:
-			return rdma.ErrProtection
-		case r.access&need != need:
-			return rdma.ErrPrivileges
-		case !r.covers(s.Addr, uint64(s.Length)):
-			return rdma.ErrInvalid
+		}
+		if err := rdma.SegmentError(r.pd == pd, r.access, need, r.covers(s.Addr, uint64(s.Length))); err != nil {
+			return err
 		}
 	}
 	return nil

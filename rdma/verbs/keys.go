@@ -111,13 +111,8 @@ func (t *keyTable) checkWith(c *keyCache, owned bool, g uint64, p *pd, sgl []rdm
 				c.key, c.gen, c.r = s.LKey, g, r
 			}
 		}
-		switch {
-		case r.pd != p:
-			return rdma.ErrProtection
-		case r.access&need != need:
-			return rdma.ErrPrivileges
-		case !r.covers(s.Addr, uint64(s.Length)):
-			return rdma.ErrInvalid
+		if err := rdma.SegmentError(r.pd == p, r.access, need, r.covers(s.Addr, uint64(s.Length))); err != nil {
+			return err
 		}
 	}
 	return nil
