@@ -26,6 +26,7 @@ struct gd_cq *gd_cq_new(struct ibv_cq *cq)
 
 void gd_cq_free(struct gd_cq *c)
 {
+	free(c->synth);
 	free(c->graves);
 	free(c->stash);
 	free(c);
@@ -224,9 +225,77 @@ static int take(struct gd_cq *c, struct gd_wc *out, int n, int *empty)
 	return got;
 }
 
+void gd_cq_synth_add(struct gd_cq *c, struct gd_ring *r)
+{
+	int i;
+
+	pthread_mutex_lock(&c->lock);
+	if (c->dead)
+		goto out;
+	for (i = 0; i < c->nsynth; i++)
+		if (c->synth[i] == r)
+			goto out;
+	if (c->nsynth == c->capsynth) {
+		int n = c->capsynth ? 2 * c->capsynth : 4;
+		struct gd_ring **a = realloc(c->synth, (size_t)n * sizeof *a);
+
+		if (!a)
+			goto out; /* the request then waits for the ring's next listing */
+		c->synth = a;
+		c->capsynth = n;
+	}
+	owner_get(r, r->kind);
+	c->synth[c->nsynth++] = r;
+out:
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void release_synth(struct gd_cq *c)
+{
+	int i;
+
+	for (i = 0; i < c->nsynth; i++)
+		gd_ring_put(c->synth[i]);
+	c->nsynth = 0;
+}
+
+/* take_synth completes, as flushed, the requests posted in Error of the
+ * listed rings whose every earlier request has completed (the device's
+ * completions of the ring, all polled before: take found the CQ empty). A
+ * ring leaves the list when it holds nothing more. Under c->lock. */
+static int take_synth(struct gd_cq *c, struct gd_wc *out, int n)
+{
+	int got = 0, i = 0;
+
+	while (i < c->nsynth && got < n) {
+		struct gd_ring *r = c->synth[i];
+		uint32_t h = LOAD(&r->head);
+		struct gd_slot *s;
+		struct gd_qp *q;
+
+		if (h == LOAD(&r->tail)) {
+			c->synth[i] = c->synth[--c->nsynth];
+			gd_ring_put(r);
+			continue;
+		}
+		s = &r->slots[h % r->cap];
+		if (!s->synth) {
+			i++; /* the device still owes an earlier completion */
+			continue;
+		}
+		STORE(&r->head, h + 1);
+		if (LOAD(&r->dead))
+			continue;
+		q = LOAD(&r->qp);
+		out[got++] = (struct gd_wc){.wr_id = s->wr_id, .qp_num = q ? q->num : 0,
+					    .status = IBV_WC_WR_FLUSH_ERR, .opcode = s->op};
+	}
+	return got;
+}
+
 int gd_cq_poll(struct gd_cq *c, struct gd_wc *out, int n)
 {
-	int got = 0, empty;
+	int got = 0, empty = 0;
 
 	pthread_mutex_lock(&c->lock);
 	if (c->dead)
@@ -238,6 +307,8 @@ int gd_cq_poll(struct gd_cq *c, struct gd_wc *out, int n)
 	}
 	if (got < n)
 		got += take(c, out + got, n - got, &empty);
+	if (got < n && empty && c->nsynth)
+		got += take_synth(c, out + got, n - got);
 out:
 	pthread_mutex_unlock(&c->lock);
 	return got;
@@ -309,6 +380,7 @@ int gd_cq_destroy(struct gd_cq *c)
 	if (ret == 0) {
 		c->dead = 1;
 		release_graves(c);
+		release_synth(c);
 		c->sn = 0;
 	}
 	pthread_mutex_unlock(&c->lock);

@@ -240,6 +240,35 @@ out:
 	return ret;
 }
 
+// post_synth takes a slot for a request posted in Error that the device
+// would never complete (siw leaves it in its user-space queue): Poll of c
+// completes it as flushed once every request posted before it on the
+// queue has completed. Under the queue's lock, with room checked.
+static int post_synth(struct gd_qp *q, struct gd_ring *r, struct gd_cq *c, uint64_t wr_id, uint8_t op)
+{
+	struct gd_slot *s = &r->slots[r->tail % r->cap];
+
+	(void)q;
+	s->wr_id = wr_id;
+	s->idx = r->tail;
+	s->op = op;
+	s->synth = 1;
+	STORE(&r->tail, r->tail + 1);
+	gd_cq_synth_add(c, r);
+	return GD_POSTED_FLUSHED;
+}
+
+void gd_qp_set_cqs(struct gd_qp *q, int synth, struct gd_cq *scq, struct gd_cq *rcq)
+{
+	pthread_mutex_lock(&q->slock);
+	pthread_mutex_lock(&q->rlock);
+	q->synth = synth;
+	q->scqc = scq;
+	q->rcqc = rcq;
+	pthread_mutex_unlock(&q->rlock);
+	pthread_mutex_unlock(&q->slock);
+}
+
 int gd_post_send(struct gd_qp *q, uint64_t wr_id, uint64_t raddr, uint32_t rkey, uint32_t imm,
 		 int op, int flags, const struct ibv_sge *sgl, int nsge)
 {
@@ -266,10 +295,15 @@ int gd_post_send(struct gd_qp *q, uint64_t wr_id, uint64_t raddr, uint32_t rkey,
 		ret = GD_EFULL;
 		goto out;
 	}
+	if (st == GD_QPS_ERR && q->synth) {
+		ret = post_synth(q, r, q->scqc, wr_id, wc_of_wr[op]);
+		goto out;
+	}
 	s = &r->slots[r->tail % r->cap];
 	s->wr_id = wr_id;
 	s->idx = r->tail;
 	s->op = wc_of_wr[op];
+	s->synth = 0;
 	if (nsge)
 		memcpy(q->ssge, sgl, (size_t)nsge * sizeof *sgl);
 	memset(w, 0, sizeof *w);
@@ -317,9 +351,14 @@ int gd_post_recv(struct gd_qp *q, uint64_t wr_id, const struct ibv_sge *sgl, int
 		ret = GD_EFULL;
 		goto out;
 	}
+	if (LOAD(&q->state) == GD_QPS_ERR && q->synth) {
+		ret = post_synth(q, r, q->rcqc, wr_id, GD_WC_RECV);
+		goto out;
+	}
 	s = &r->slots[r->tail % r->cap];
 	s->wr_id = wr_id;
 	s->idx = r->tail;
+	s->synth = 0;
 	if (nsge)
 		memcpy(q->rsge, sgl, (size_t)nsge * sizeof *sgl);
 	memset(w, 0, sizeof *w);

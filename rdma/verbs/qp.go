@@ -252,6 +252,7 @@ func (d *device) createQPLocked(a rdma.QPInitAttr) (*qp, error) {
 	q := &qp{d: d, c: gq, ibqp: ibqp, num: uint32(ibqp.qp_num), h: h, ctx: a.Context, cm: cm, pd: pl.p,
 		scq: pl.scq, rcq: pl.rcq, srq: pl.s, cap: granted, maxRd: pl.maxRd, maxInit: pl.maxInit, sigAll: a.SigAll}
 	runtime.AddCleanup(q, func(c *C.struct_gd_qp) { C.gd_qp_put(c) }, gq)
+	q.setCQs()
 	q.sHold, q.rHold = pl.holds(granted)
 	pl.use(1, q.sHold, q.rHold)
 	d.qps[q] = struct{}{}
@@ -278,6 +279,33 @@ func (q *qp) Reconfigure(a rdma.QPInitAttr) error {
 		}
 		return q.replaceLocked(a)
 	})
+}
+
+// setCQs tells the C side the QP's CQs, and whether requests posted to it
+// in Error are flushed by the backend: an iWARP device leaves them in its
+// queue (siw's user-space queue is read by nobody once the QP is in
+// Error), where verbs and DAT say they complete as flushed.
+func (q *qp) setCQs() {
+	synth := 0
+	if q.d.iwarp {
+		synth = 1
+	}
+	C.gd_qp_set_cqs(q.c, C.int(synth), q.scq.c, q.rcq.c)
+}
+
+// posted is the outcome of a post call: a request the backend completes as
+// flushed itself wakes the sleepers of its CQ, which no device event will.
+func posted(r C.int, c *cq) error {
+	switch r {
+	case 0:
+		return nil
+	case C.GD_POSTED_FLUSHED:
+		if c.ch != nil {
+			c.ch.Wake()
+		}
+		return nil
+	}
+	return postErr(r)
 }
 
 // attr is what the QP was created or last reconfigured with.
@@ -330,6 +358,7 @@ func (q *qp) replaceLocked(a rdma.QPInitAttr) error {
 		C.gd_ring_put(orq)
 	}
 	q.ibqp, q.num, q.pd, q.scq, q.rcq, q.cap = ibqp, uint32(ibqp.qp_num), pl.p, pl.scq, pl.rcq, granted
+	q.setCQs()
 	q.maxRd, q.maxInit, q.sigAll = pl.maxRd, pl.maxInit, a.SigAll
 	q.sHold, q.rHold = pl.holds(granted)
 	pl.use(1, q.sHold, q.rHold)
@@ -403,7 +432,7 @@ func (q *qp) PostSend(wr *rdma.SendWR) error {
 	r := C.gd_post_send(q.c, C.uint64_t(wr.WRID), C.uint64_t(wr.RemoteAddr), C.uint32_t(wr.RKey), C.uint32_t(wr.Imm),
 		C.int(wr.Opcode), C.int(wr.Flags), sgePtr(wr.SGL), C.int(n))
 	if r != 0 {
-		return postErr(r)
+		return posted(r, q.scq)
 	}
 	return nil
 }
@@ -424,7 +453,7 @@ func (q *qp) PostRecv(wr *rdma.RecvWR) error {
 		return q.postFault(err, false)
 	}
 	if r := C.gd_post_recv(q.c, C.uint64_t(wr.WRID), sgePtr(wr.SGL), C.int(n)); r != 0 {
-		return postErr(r)
+		return posted(r, q.rcq)
 	}
 	return nil
 }

@@ -85,6 +85,10 @@ struct gd_wc {
 
 /* Errors of the post calls, beyond positive errno values. */
 enum { GD_ECLOSED = -1, GD_ESTATE = -2, GD_EFULL = -3 };
+/* A post to a QP in Error that the backend completes as flushed itself
+ * (gd_qp_set_cqs: a device that does not flush it): accepted; the caller
+ * wakes the CQ's sleepers. */
+enum { GD_POSTED_FLUSHED = -4 };
 
 /* ---- work-request slots ---- */
 
@@ -109,7 +113,8 @@ struct gd_slot {
 	struct gd_slot *next; /* pool free list */
 	uint32_t idx;         /* ring: the running post count */
 	uint8_t kind;
-	uint8_t op; /* GD_WC_* of the request */
+	uint8_t op;    /* GD_WC_* of the request */
+	uint8_t synth; /* posted in Error: Poll completes it as flushed */
 };
 
 struct gd_qp;
@@ -182,6 +187,10 @@ struct gd_qp {
 	struct gd_dev *dev;
 	struct gd_pool *srq;
 
+	/* Lock order of the C side: a QP's slock before its rlock (retire,
+	 * rebuild, set_cqs); either before a CQ's lock (a post in Error on a
+	 * synth QP lists its ring); a CQ's lock before an SRQ pool's lock and
+	 * a device's lock (Poll frees SRQ slots and notes QPs in error). */
 	pthread_mutex_t slock;
 	struct gd_ring *sq;
 	struct ibv_send_wr swr;
@@ -207,6 +216,11 @@ struct gd_qp {
 	struct gd_qp *errnext;
 	uint32_t drain_to;    /* graceful disconnect: send posts to wait for */
 	uint32_t draining;    /* atomic */
+	/* synth: requests posted in Error are not given to the device but
+	 * completed as flushed by Poll of scqc/rcqc (iWARP devices: siw never
+	 * flushes them). Under both queue locks. */
+	int synth;
+	struct gd_cq *scqc, *rcqc;
 };
 
 struct gd_qp *gd_qp_new(struct gd_dev *d, struct ibv_qp *qp, uint64_t handle, int scap,
@@ -232,6 +246,9 @@ int gd_qp_retire(struct gd_qp *q, struct gd_ring **old_sq, struct gd_ring **old_
 int gd_qp_rebuild(struct gd_qp *q, struct ibv_qp *nqp, int scap, int rcap, int rlimit, int max_ssge,
 		  int max_rsge, struct gd_ring **old_rq);
 struct gd_cq;
+/* gd_qp_set_cqs records the QP's CQs and whether requests posted to it in
+ * Error are completed as flushed by the backend (synth). */
+void gd_qp_set_cqs(struct gd_qp *q, int synth, struct gd_cq *scq, struct gd_cq *rcq);
 /* gd_qp_kill destroys the QP: its rings stop delivering completions and are
  * buried in the CQs that may hold some. */
 int gd_qp_kill(struct gd_qp *q, struct gd_cq *scq, struct gd_cq *rcq);
@@ -290,7 +307,14 @@ struct gd_cq {
 	int ngraves, capgraves;
 	struct gd_wc *stash; /* completions polled by the backend for the consumer */
 	uint32_t sh, sn, scap;
+	/* Rings holding requests posted in Error that Poll completes as
+	 * flushed, each referenced, in the order they came. */
+	struct gd_ring **synth;
+	int nsynth, capsynth;
 };
+/* gd_cq_synth_add lists r among the rings whose requests posted in Error
+ * Poll completes (once). */
+void gd_cq_synth_add(struct gd_cq *c, struct gd_ring *r);
 
 struct gd_cq *gd_cq_new(struct ibv_cq *cq);
 int gd_cq_poll(struct gd_cq *c, struct gd_wc *out, int n);
