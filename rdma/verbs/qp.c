@@ -440,6 +440,21 @@ uint32_t gd_qp_take(struct gd_qp *q)
 void gd_qp_set_state(struct gd_qp *q, int st)
 {
 	STORE(&q->state, st);
+	if (st == GD_QPS_INIT)
+		return;
+	// The saved receives serve gd_qp_rebuild, in INIT only: a QP leaving
+	// INIT lets them go rather than keep them for its whole connection
+	// (MPI-like programs post receives before they connect thousands of
+	// QPs). Receives still posted can no longer be posted again.
+	pthread_mutex_lock(&q->rlock);
+	if (q->rsaved || q->rsaved_n) {
+		free(q->rsaved);
+		free(q->rsaved_n);
+		q->rsaved = NULL;
+		q->rsaved_n = NULL;
+	}
+	q->rsaved_lost = q->rq && q->rq->tail != LOAD(&q->rq->head);
+	pthread_mutex_unlock(&q->rlock);
 }
 
 int gd_qp_state(struct gd_qp *q)
@@ -523,6 +538,7 @@ int gd_qp_retire(struct gd_qp *q, struct gd_ring **old_sq, struct gd_ring **old_
 		__atomic_store_n(&q->rq->qp, NULL, __ATOMIC_SEQ_CST);
 	q->sq = sq;
 	q->rq = rq;
+	q->rsaved_lost = 0; /* fresh rings: nothing posted that was not saved */
 	pthread_mutex_unlock(&q->rlock);
 	pthread_mutex_unlock(&q->slock);
 	return 0;

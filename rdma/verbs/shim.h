@@ -206,8 +206,10 @@ struct gd_qp {
 	struct gd_ring *retired; /* rings replaced by resets, until the QP goes */
 	/* The SGEs of the receives posted in INIT, by receive-ring slot
 	 * (max_rsge each, their count in rsaved_n), so that gd_qp_rebuild can
-	 * post them again; allocated by the first such post. rsaved_lost: an
-	 * allocation failed, nothing can be posted again. Under rlock. */
+	 * post them again; allocated by the first such post, freed when the
+	 * QP leaves INIT. rsaved_lost: the ring holds receives that were not
+	 * saved (an allocation failed, or they outlived a stay out of INIT):
+	 * nothing can be posted again. Under rlock. */
 	struct ibv_sge *rsaved;
 	uint8_t *rsaved_n;
 	int rsaved_lost;
