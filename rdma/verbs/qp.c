@@ -131,7 +131,7 @@ static void save_recv(struct gd_qp *q, uint32_t idx, const struct ibv_sge *sgl, 
 }
 
 int gd_qp_rebuild(struct gd_qp *q, struct ibv_qp *nqp, int scap, int rcap, int rlimit, int max_ssge,
-		  int max_rsge, struct gd_ring **old_rq)
+		  int max_rsge, struct gd_ring **old_rq, struct gd_ring **new_rq)
 {
 	struct gd_ring *sq = NULL, *rq = NULL, *osq, *orq;
 	struct ibv_sge *ssge = NULL, *rsge = NULL, *saved = NULL;
@@ -140,7 +140,7 @@ int gd_qp_rebuild(struct gd_qp *q, struct ibv_qp *nqp, int scap, int rcap, int r
 	uint32_t n = 0, k, i;
 	int ret = ENOMEM;
 
-	*old_rq = NULL;
+	*old_rq = *new_rq = NULL;
 	max_ssge = max_ssge > 0 ? max_ssge : 1;
 	max_rsge = max_rsge > 0 ? max_rsge : 1;
 	scap = scap > 0 ? scap : 1;
@@ -190,8 +190,16 @@ int gd_qp_rebuild(struct gd_qp *q, struct ibv_qp *nqp, int scap, int rcap, int r
 			w.wr_id = (uintptr_t)s;
 			w.sg_list = &saved[(size_t)k * max_rsge];
 			w.num_sge = nsge;
-			if ((ret = ibv_post_recv(nqp, &w, &bad)) != 0)
-				goto out; /* the caller destroys nqp and what it holds */
+			if ((ret = ibv_post_recv(nqp, &w, &bad)) != 0) {
+				// The caller destroys nqp, which may flush what it
+				// holds into its CQ: the ring goes there (dead).
+				if (k) {
+					STORE(&rq->dead, 1);
+					*new_rq = rq;
+					rq = NULL;
+				}
+				goto out;
+			}
 			rq->tail++;
 		}
 	}

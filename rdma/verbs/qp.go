@@ -333,18 +333,21 @@ func (q *qp) replaceLocked(a rdma.QPInitAttr) error {
 	if err != nil {
 		return err
 	}
-	var orq *C.struct_gd_ring
-	switch r := C.gd_qp_rebuild(q.c, ibqp, C.int(granted.MaxSendWR+1), C.int(granted.MaxRecvWR), C.int(pl.askRecv),
-		C.int(granted.MaxSendSGE), C.int(granted.MaxRecvSGE), &orq); r {
-	case 0:
-	case C.EINVAL:
+	var orq, nrq *C.struct_gd_ring
+	r := C.gd_qp_rebuild(q.c, ibqp, C.int(granted.MaxSendWR+1), C.int(granted.MaxRecvWR), C.int(pl.askRecv),
+		C.int(granted.MaxSendSGE), C.int(granted.MaxRecvSGE), &orq, &nrq)
+	if r != 0 {
 		C.gd_destroy_qp(ibqp)
-		return fmt.Errorf("verbs: the receives posted do not fit the new capacities: %w", rdma.ErrInvalid)
-	case C.EBUSY:
-		C.gd_destroy_qp(ibqp)
-		return rdma.ErrState
-	default:
-		C.gd_destroy_qp(ibqp)
+		if nrq != nil { // receives reposted before the failure, flushed by the destroy
+			C.gd_cq_bury_ring(pl.rcq.c, nrq)
+			C.gd_ring_put(nrq)
+		}
+		switch r {
+		case C.EINVAL:
+			return fmt.Errorf("verbs: the receives posted do not fit the new capacities: %w", rdma.ErrInvalid)
+		case C.EBUSY:
+			return rdma.ErrState
+		}
 		return wrap("reposting the receives", errnoOf(r, nil))
 	}
 	old := &qpPlan{p: q.pd, scq: q.scq, rcq: q.rcq, s: q.srq}

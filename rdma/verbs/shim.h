@@ -244,9 +244,11 @@ int gd_qp_retire(struct gd_qp *q, struct gd_ring **old_sq, struct gd_ring **old_
  * completions), buries it in the old receive CQ and puts it; or an errno
  * (EINVAL: more receives posted than rlimit, the receives asked for, or
  * with more SGEs than max_rsge; EBUSY: not in INIT or a send outstanding),
- * and the QP is unchanged. */
+ * and the QP is unchanged; the caller destroys nqp, then, when *new_rq is
+ * set (receives were posted to nqp before the failure), buries it in
+ * nqp's receive CQ and puts it. */
 int gd_qp_rebuild(struct gd_qp *q, struct ibv_qp *nqp, int scap, int rcap, int rlimit, int max_ssge,
-		  int max_rsge, struct gd_ring **old_rq);
+		  int max_rsge, struct gd_ring **old_rq, struct gd_ring **new_rq);
 struct gd_cq;
 /* gd_qp_set_cqs records the QP's CQs and whether requests posted to it in
  * Error are completed as flushed by the backend (synth). */
