@@ -43,3 +43,12 @@ type MR interface {
 	// requests and peers naming its keys fail. Errors: ErrClosed.
 	Dereg() error
 }
+
+// Within reports whether [addr, addr+n) lies inside the region [base,
+// base+size), without overflow: the one bounds check of a segment against
+// a registration, for the backends' checks of local segments and of a
+// peer's requests.
+func Within(base, size, addr, n uint64) bool {
+	end := addr + n
+	return end >= addr && addr >= base && end <= base+size
+}

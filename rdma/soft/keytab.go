@@ -89,10 +89,7 @@ func lookupKey(m seg, key uint32) (region, bool) {
 }
 
 // covers reports whether [addr, addr+n) lies inside the region.
-func (r region) covers(addr, n uint64) bool {
-	end := addr + n
-	return end >= addr && addr >= r.addr && end <= r.addr+r.len
-}
+func (r region) covers(addr, n uint64) bool { return rdma.Within(r.addr, r.len, addr, n) }
 
 // keyTable is the owner's side of its registration table.
 type keyTable struct {

@@ -33,7 +33,7 @@ type device struct {
 	port   int
 	attr   rdma.DeviceAttr
 	ib     bool // InfiniBand link layer (cm.c's attribute mask quirk)
-	iwarp  bool // iWARP transport (siw, Chelsio): a reset QP is replaced (qp.go)
+	iwarp  bool // iWARP transport (siw, Chelsio): a reset QP is replaced, posts in Error flushed here (qp.go)
 	// noQPEvents: the device raises no QP asynchronous events, so the
 	// backend raises AsyncQPLastWQE itself when it puts a QP of an SRQ in
 	// Error (srq.go).

@@ -26,10 +26,7 @@ type keyRegion struct {
 }
 
 // covers reports whether [addr, addr+n) lies inside the region.
-func (r *keyRegion) covers(addr, n uint64) bool {
-	end := addr + n
-	return end >= addr && addr >= r.addr && end <= r.addr+r.len
-}
+func (r *keyRegion) covers(addr, n uint64) bool { return rdma.Within(r.addr, r.len, addr, n) }
 
 // keyTable is a device's live registrations by local key (lkeys are unique
 // within a device context).

@@ -106,6 +106,15 @@ void gd_qp_put(struct gd_qp *q)
 	free(q);
 }
 
+// drop_saved lets the saved receives go; under rlock.
+static void drop_saved(struct gd_qp *q)
+{
+	free(q->rsaved);
+	free(q->rsaved_n);
+	q->rsaved = NULL;
+	q->rsaved_n = NULL;
+}
+
 // save_recv keeps a receive posted in INIT for gd_qp_rebuild; under rlock.
 static void save_recv(struct gd_qp *q, uint32_t idx, const struct ibv_sge *sgl, int nsge)
 {
@@ -117,10 +126,7 @@ static void save_recv(struct gd_qp *q, uint32_t idx, const struct ibv_sge *sgl, 
 		q->rsaved = calloc((size_t)cap * (size_t)q->max_rsge, sizeof *q->rsaved);
 		q->rsaved_n = calloc(cap, 1);
 		if (!q->rsaved || !q->rsaved_n) {
-			free(q->rsaved);
-			free(q->rsaved_n);
-			q->rsaved = NULL;
-			q->rsaved_n = NULL;
+			drop_saved(q);
 			q->rsaved_lost = 1;
 			return;
 		}
@@ -215,8 +221,7 @@ int gd_qp_rebuild(struct gd_qp *q, struct ibv_qp *nqp, int scap, int rcap, int r
 	q->rsge = rsge;
 	q->max_ssge = max_ssge;
 	q->max_rsge = max_rsge;
-	free(q->rsaved);
-	free(q->rsaved_n);
+	drop_saved(q);
 	q->rsaved = saved;
 	q->rsaved_n = saved_n;
 	q->rsaved_lost = 0;
@@ -252,11 +257,10 @@ out:
 // would never complete (siw leaves it in its user-space queue): Poll of c
 // completes it as flushed once every request posted before it on the
 // queue has completed. Under the queue's lock, with room checked.
-static int post_synth(struct gd_qp *q, struct gd_ring *r, struct gd_cq *c, uint64_t wr_id, uint8_t op)
+static int post_synth(struct gd_ring *r, struct gd_cq *c, uint64_t wr_id, uint8_t op)
 {
 	struct gd_slot *s = &r->slots[r->tail % r->cap];
 
-	(void)q;
 	s->wr_id = wr_id;
 	s->idx = r->tail;
 	s->op = op;
@@ -304,7 +308,7 @@ int gd_post_send(struct gd_qp *q, uint64_t wr_id, uint64_t raddr, uint32_t rkey,
 		goto out;
 	}
 	if (st == GD_QPS_ERR && q->synth) {
-		ret = post_synth(q, r, q->scqc, wr_id, wc_of_wr[op]);
+		ret = post_synth(r, q->scqc, wr_id, wc_of_wr[op]);
 		goto out;
 	}
 	s = &r->slots[r->tail % r->cap];
@@ -360,7 +364,7 @@ int gd_post_recv(struct gd_qp *q, uint64_t wr_id, const struct ibv_sge *sgl, int
 		goto out;
 	}
 	if (LOAD(&q->state) == GD_QPS_ERR && q->synth) {
-		ret = post_synth(q, r, q->rcqc, wr_id, GD_WC_RECV);
+		ret = post_synth(r, q->rcqc, wr_id, GD_WC_RECV);
 		goto out;
 	}
 	s = &r->slots[r->tail % r->cap];
@@ -375,10 +379,12 @@ int gd_post_recv(struct gd_qp *q, uint64_t wr_id, const struct ibv_sge *sgl, int
 	w->num_sge = nsge;
 	ret = ibv_post_recv(q->qp, w, &bad);
 	if (ret == 0) {
-		if (LOAD(&q->state) == GD_QPS_INIT)
+		int st = LOAD(&q->state); // after the post: see the kick below
+
+		if (st == GD_QPS_INIT)
 			save_recv(q, r->tail, sgl, nsge);
 		r->tail++;
-		kick = LOAD(&q->state) == GD_QPS_ERR;
+		kick = st == GD_QPS_ERR;
 	} else if (ret == ENOMEM) {
 		ret = GD_EFULL;
 	}
@@ -455,12 +461,7 @@ void gd_qp_set_state(struct gd_qp *q, int st)
 	// (MPI-like programs post receives before they connect thousands of
 	// QPs). Receives still posted can no longer be posted again.
 	pthread_mutex_lock(&q->rlock);
-	if (q->rsaved || q->rsaved_n) {
-		free(q->rsaved);
-		free(q->rsaved_n);
-		q->rsaved = NULL;
-		q->rsaved_n = NULL;
-	}
+	drop_saved(q);
 	q->rsaved_lost = q->rq && q->rq->tail != LOAD(&q->rq->head);
 	pthread_mutex_unlock(&q->rlock);
 }

@@ -469,8 +469,10 @@ func (q *qp) postFault(err error, send bool) error {
 	if C.gd_qp_dead(q.c) != 0 {
 		return rdma.ErrClosed
 	}
-	if st := C.gd_qp_state(q.c); send && st != C.GD_QPS_RTS && st != C.GD_QPS_ERR {
-		return rdma.ErrState
+	if send {
+		if st := C.gd_qp_state(q.c); st != C.GD_QPS_RTS && st != C.GD_QPS_ERR {
+			return rdma.ErrState
+		}
 	}
 	return err
 }
