@@ -29,4 +29,53 @@ typedef uintptr_t godat_handle;
 
 void *godat_handle_region(size_t bytes, unsigned views);
 
+// The scheduling tick. A C thread keeps its runtime P between calls into
+// Go, but the scheduler never runs on it, so the P's tick stands still and
+// after 10 ms of calls the runtime's monitor preempts the thread and takes
+// its P back each time it is in C (DESIGN.md section 10). A thread whose
+// calls have kept coming for GODAT_YIELD_NS therefore yields once in Go,
+// which advances the tick. A thread that calls now and then never yields:
+// its first call after a gap of GODAT_YIELD_NS or more only starts the count.
+#define GODAT_YIELD_NS 5000000u
+
+// Only every GODAT_TICK_SAMPLE-th call of a thread reads the clock (a read
+// costs about 20 ns natively, a tenth of an empty dequeue). "Calls keep
+// coming" then means that the sampled calls do: calls denser than
+// GODAT_TICK_SAMPLE per GODAT_YIELD_NS, which a polling thread's are
+// natively and under TCG alike.
+#define GODAT_TICK_SAMPLE 16u
+
+// A thread's tick state: when its next yield is due and when it last
+// called (CLOCK_MONOTONIC_COARSE, ns); its calls, counted for the sample.
+struct godat_tick {
+	uint64_t next, last;
+	uint32_t calls;
+};
+
+// godat_tick_due decides at a due time: 1 when the thread yields now.
+int godat_tick_due(struct godat_tick *t, uint64_t now);
+
+// godat_tick_at records a call at now: 1 when the thread yields now.
+static inline int godat_tick_at(struct godat_tick *t, uint64_t now)
+{
+	int yield = 0;
+	if (__builtin_expect(now >= t->next, 0))
+		yield = godat_tick_due(t, now);
+	t->last = now;
+	return yield;
+}
+
+// godat_tick records a call of this thread and yields when due. Every
+// entry point calls it (GODAT_GUARD in the ABI's header); a sampled call
+// goes on in godat_tick_sample, out of line.
+void godat_tick_sample(void);
+// Initial-exec, as the Go runtime's own TLS in this library: no call to
+// __tls_get_addr on every entry.
+extern __thread struct godat_tick godat_tick_self __attribute__((tls_model("initial-exec")));
+static inline void godat_tick(void)
+{
+	if (__builtin_expect(++godat_tick_self.calls % GODAT_TICK_SAMPLE == 0, 0))
+		godat_tick_sample();
+}
+
 #endif
