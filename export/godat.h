@@ -10,13 +10,11 @@
 
 // Every entry point starts with this: in a forked child (godat_forked, set
 // by package cabi) the Go runtime did not survive the fork, so the call
-// returns DAT_INTERNAL_ERROR at once instead of entering Go. Then the
-// call counts towards the thread's scheduling tick (godat_tick, cabi.h).
+// returns DAT_INTERNAL_ERROR at once instead of entering Go.
 #define GODAT_GUARD                                         \
 	do {                                                \
 		if (__builtin_expect(godat_forked, 0))      \
 			return DAT_INTERNAL_ERROR;          \
-		godat_tick();                               \
 	} while (0)
 
 // The provider table every handle's stub starts with.
