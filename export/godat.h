@@ -10,12 +10,25 @@
 
 // Every entry point starts with this: in a forked child (godat_forked, set
 // by package cabi) the Go runtime did not survive the fork, so the call
-// returns DAT_INTERNAL_ERROR at once instead of entering Go.
+// returns DAT_INTERNAL_ERROR at once instead of entering Go. Then the
+// call counts towards the thread's scheduling tick (godat_tick, cabi.h).
 #define GODAT_GUARD                                         \
 	do {                                                \
 		if (__builtin_expect(godat_forked, 0))      \
 			return DAT_INTERNAL_ERROR;          \
+		godat_tick();                               \
 	} while (0)
+
+// Every entry point returns through this: a call that found nothing (an
+// empty dequeue, a wait that timed out) is where the thread yields when
+// its scheduling tick says so (godat_tick_idle, cabi.h).
+static inline DAT_RETURN godat_return(DAT_RETURN r)
+{
+	DAT_UINT32 type = DAT_GET_TYPE(r);
+	if (type == DAT_QUEUE_EMPTY || type == DAT_TIMEOUT_EXPIRED)
+		godat_tick_idle();
+	return r;
+}
 
 // The provider table every handle's stub starts with.
 extern DAT_PROVIDER godat_provider;

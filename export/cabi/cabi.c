@@ -4,10 +4,37 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #include "cabi.h"
 
 volatile int godat_forked;
+
+__thread struct godat_tick godat_tick_self __attribute__((tls_model("initial-exec")));
+
+// The Go side of a yield (tick.go).
+extern void godatYield(void);
+
+int godat_tick_due(struct godat_tick *t, uint64_t now)
+{
+	int hot = t->next != 0 && now - t->last < GODAT_YIELD_NS;
+	t->next = now + GODAT_YIELD_NS;
+	return hot;
+}
+
+void godat_tick_sample(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	if (godat_tick_at(&godat_tick_self, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec))
+		godat_tick_self.due = 1;
+}
+
+void godat_tick_yield(void)
+{
+	godat_tick_self.due = 0;
+	godatYield();
+}
 
 static void godat_atfork_child(void) { godat_forked = 1; }
 

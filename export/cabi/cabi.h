@@ -29,4 +29,68 @@ typedef uintptr_t godat_handle;
 
 void *godat_handle_region(size_t bytes, unsigned views);
 
+// The scheduling tick. A C thread keeps its runtime P between calls into
+// Go, but the scheduler never runs on it, so the P's tick stands still and
+// after 10 ms of calls the runtime's monitor preempts the thread and takes
+// its P back each time it is in C (DESIGN.md section 10). A thread whose
+// calls have kept coming for GODAT_YIELD_NS therefore yields once in Go,
+// which advances the tick. A yield costs tens of microseconds natively, so
+// it waits for a call that found nothing to do (an empty dequeue, a wait
+// that timed out: the ABI's entry points say which, godat_tick_idle) and
+// never delays a post or a call that returns an event. A thread that calls
+// now and then never yields: its first call after a gap of GODAT_YIELD_NS
+// or more only starts the count.
+#define GODAT_YIELD_NS 5000000u
+
+// Only every GODAT_TICK_SAMPLE-th call of a thread reads the clock (a read
+// costs about 20 ns natively, a tenth of an empty dequeue). "Calls keep
+// coming" then means that the sampled calls do: calls denser than
+// GODAT_TICK_SAMPLE per GODAT_YIELD_NS, which a polling thread's are
+// natively and under TCG alike.
+#define GODAT_TICK_SAMPLE 16u
+
+// A thread's tick state: when its next yield is due and when it last
+// called (CLOCK_MONOTONIC_COARSE, ns); its calls, counted for the sample;
+// whether a yield is due, for its next idle call.
+struct godat_tick {
+	uint64_t next, last;
+	uint32_t calls, due;
+};
+
+// godat_tick_due decides at a due time: 1 when the thread should yield.
+int godat_tick_due(struct godat_tick *t, uint64_t now);
+
+// godat_tick_at records a sampled call at now: 1 when the thread should
+// yield.
+static inline int godat_tick_at(struct godat_tick *t, uint64_t now)
+{
+	int yield = 0;
+	if (__builtin_expect(now >= t->next, 0))
+		yield = godat_tick_due(t, now);
+	t->last = now;
+	return yield;
+}
+
+// Initial-exec, as the Go runtime's own TLS in this library: no call to
+// __tls_get_addr on every entry.
+extern __thread struct godat_tick godat_tick_self __attribute__((tls_model("initial-exec")));
+
+// godat_tick records a call of this thread (GODAT_GUARD in the ABI's
+// header); a sampled call goes on in godat_tick_sample, out of line.
+void godat_tick_sample(void);
+static inline void godat_tick(void)
+{
+	if (__builtin_expect(++godat_tick_self.calls % GODAT_TICK_SAMPLE == 0, 0))
+		godat_tick_sample();
+}
+
+// godat_tick_idle is called by an entry point whose call found nothing to
+// do: the thread yields if a yield is due.
+void godat_tick_yield(void);
+static inline void godat_tick_idle(void)
+{
+	if (__builtin_expect(godat_tick_self.due != 0, 0))
+		godat_tick_yield();
+}
+
 #endif

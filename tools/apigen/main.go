@@ -7,7 +7,8 @@
 //	go run ./tools/apigen -check export/api.c ctest/abi/dat12-ofed-layout.tsv export/api_extra.tsv
 //
 // Every entry point is the same: GODAT_GUARD, then the call of the Go
-// wrapper go_<name> with the arguments as cgo can take them (see arg).
+// wrapper go_<name> with the arguments as cgo can take them (see arg),
+// whose result it returns through godat_return (export/godat.h).
 package main
 
 import (
@@ -107,7 +108,7 @@ func generate(tables []*abifacts.Facts, sources []string) ([]byte, error) {
 				}
 				args[i] = a
 			}
-			fmt.Fprintf(&b, "\nDAT_RETURN %s(%s)\n{\n\tGODAT_GUARD;\n\treturn go_%s(%s);\n}\n",
+			fmt.Fprintf(&b, "\nDAT_RETURN %s(%s)\n{\n\tGODAT_GUARD;\n\treturn godat_return(go_%s(%s));\n}\n",
 				fn.Name, strings.Join(decl, ", "), fn.Name, strings.Join(args, ", "))
 		}
 	}

@@ -1,0 +1,93 @@
+package cabi
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const ms = uint64(1e6)
+
+// A thread whose calls keep coming yields once every yieldEvery, the first
+// time at its first call a full yieldEvery after its first call.
+func TestTickYieldsWhileCallsKeepComing(t *testing.T) {
+	var s tickState
+	start := uint64(1000) * ms
+	var yields []uint64
+	for now := start; now <= start+4*yieldEvery; now += ms / 2 {
+		if s.at(now) {
+			yields = append(yields, now-start)
+		}
+	}
+	assert.Equal(t, []uint64{yieldEvery, 2 * yieldEvery, 3 * yieldEvery, 4 * yieldEvery}, yields)
+}
+
+// A thread that calls now and then never yields: a call after a gap of
+// yieldEvery or more only starts the count again.
+func TestTickNoYieldAfterGap(t *testing.T) {
+	var s tickState
+	now := uint64(1000) * ms
+	for i := 0; i < 20; i++ {
+		assert.False(t, s.at(now), "call %d after a gap", i)
+		now += yieldEvery + ms
+	}
+	// A burst that starts after a gap yields only once it has lasted
+	// yieldEvery.
+	start := now
+	assert.False(t, s.at(start))
+	for now = start + ms; now < start+yieldEvery; now += ms {
+		assert.False(t, s.at(now), "at %d ms of the burst", (now-start)/ms)
+	}
+	assert.True(t, s.at(start+yieldEvery))
+}
+
+// The coarse clock may stand still for several milliseconds: calls at one
+// instant count as one.
+func TestTickCoarseClock(t *testing.T) {
+	var s tickState
+	now := uint64(1000) * ms
+	n := 0
+	for step := 0; step < 5; step++ {
+		for i := 0; i < 1000; i++ {
+			if s.at(now) {
+				n++
+			}
+		}
+		now += 4 * ms // HZ=250
+	}
+	// Calls at 0, 4, 8, 12, 16 ms: the one at 8 ms is the first a full
+	// yieldEvery after the start; the next is due at 13 ms, taken at 16.
+	assert.Equal(t, 2, n)
+}
+
+// On a thread whose calls keep coming a yield comes due, and waits there
+// until a call that found nothing takes it.
+func TestTickDueWaitsForIdleCall(t *testing.T) {
+	runtime.LockOSThread() // the state is the thread's
+	defer runtime.UnlockOSThread()
+	tickIdle() // whatever an earlier test left
+	deadline := time.Now().Add(2 * time.Second)
+	for !tickDue() && time.Now().Before(deadline) {
+		tickCalls(1000)
+	}
+	require.True(t, tickDue(), "no yield due after 2 s of calls")
+	tickCalls(1000)
+	assert.True(t, tickDue(), "calls that did something do not take the yield")
+	tickIdle()
+	assert.False(t, tickDue(), "the idle call took the yield")
+}
+
+// A thread whose calls come 6 ms apart never has a yield due.
+func TestTickSparseCallsNeverDue(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tickIdle()
+	for i := 0; i < 8; i++ {
+		tickCalls(tickSample)
+		assert.False(t, tickDue(), "after sample %d", i)
+		time.Sleep(6 * time.Millisecond)
+	}
+}
