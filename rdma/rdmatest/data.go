@@ -23,6 +23,7 @@ var dataTests = []test{
 	{"WriteVisibleAtSendCompletion", (*suite).dataWriteThenSend},
 	{"Solicited", (*suite).dataSolicited},
 	{"Unsignalled", (*suite).dataUnsignalled},
+	{"SignalledAccessAfterUnsignalled", (*suite).dataAccessAfterUnsignalled},
 	{"SigAll", (*suite).dataSigAll},
 	{"FenceAfterRead", (*suite).dataFence},
 	{"SendsWaitForReceives", (*suite).dataSendsWait},
@@ -338,6 +339,40 @@ func (s *suite) dataUnsignalled(t *testing.T) {
 	require.NoError(t, a.qp.PostSend(send(5, 0, sb.sge(0, 64))))
 	checkWC(t, w.take1(a.scq), 5, rdma.WCRemInvReqErr, rdma.WCSend, a)
 	checkWC(t, w.take1(b.rcq), 5, rdma.WCLocLenErr, rdma.WCRecv, b)
+}
+
+// A signalled RDMA write, then a signalled read, after unsignalled sends
+// that the peer has taken complete with nothing else posted: the sender
+// learns of the sends' success without a request of its own to carry the
+// news (a one-sided access sends the peer nothing), to a sender that only
+// polls, as a program that streams suppressed sends and then RDMA writes
+// needs (datbench lat_poll, then bw_write, once waited 20 s for it on
+// shared memory).
+func (s *suite) dataAccessAfterUnsignalled(t *testing.T) {
+	w := s.world(t)
+	a, b := w.pair()
+	sb, rb := a.side.buf(3*64, accAll), b.side.buf(3*64, accAll)
+	tgt := b.side.buf(64, accAll)
+	local := a.side.buf(64, accAll)
+	for i := range 3 {
+		fill(sb.b[i*64:(i+1)*64], uint64(i))
+		require.NoError(t, b.qp.PostRecv(recv(uint64(i), rb.sge(i*64, 64))))
+	}
+	for i := range 3 {
+		require.NoError(t, a.qp.PostSend(send(uint64(i), 0, sb.sge(i*64, 64))))
+	}
+	for i := range 3 {
+		checkWC(t, w.take1(b.rcq), uint64(i), rdma.WCSuccess, rdma.WCRecv, b)
+	}
+	require.NoError(t, a.qp.PostSend(write(10, rdma.SendSignaled, tgt.addr, tgt.mr.RKey(), sb.sge(0, 64))))
+	checkWC(t, w.take1Polled(a.scq), 10, rdma.WCSuccess, rdma.WCRDMAWrite, a)
+	sameBytes(t, sb.b[:64], tgt.b, "RDMA write after unsignalled sends")
+	require.NoError(t, b.qp.PostRecv(recv(11, rb.sge(0, 64))))
+	require.NoError(t, a.qp.PostSend(send(11, 0, sb.sge(64, 64))))
+	checkWC(t, w.take1(b.rcq), 11, rdma.WCSuccess, rdma.WCRecv, b)
+	require.NoError(t, a.qp.PostSend(read(12, rdma.SendSignaled, tgt.addr, tgt.mr.RKey(), local.all())))
+	checkWC(t, w.take1Polled(a.scq), 12, rdma.WCSuccess, rdma.WCRDMARead, a)
+	sameBytes(t, tgt.b, local.b, "RDMA read after an unsignalled send")
 }
 
 // A QP created with SigAll signals every request.

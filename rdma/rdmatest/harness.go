@@ -344,6 +344,23 @@ func (w *world) take(c *cqLog, n int) []rdma.WC {
 // take1 waits for one completion on c.
 func (w *world) take1(c *cqLog) rdma.WC { w.t.Helper(); return w.take(c, 1)[0] }
 
+// take1Polled waits for one completion on c as a program that only polls
+// does: it polls every CQ and never sleeps on a channel (whose wake-ups
+// may do work that a polling program's calls never get).
+func (w *world) take1Polled(c *cqLog) rdma.WC {
+	w.t.Helper()
+	deadline := time.Now().Add(bound)
+	for len(c.wcs) == 0 {
+		if time.Now().After(deadline) {
+			w.t.Fatalf("rdmatest: a completion, polling only: not within %v", bound)
+		}
+		w.pump()
+	}
+	wc := c.wcs[0]
+	c.wcs = c.wcs[1:]
+	return wc
+}
+
 // event waits for the next CM event of ctx on s.
 func (w *world) event(s *side, ctx uint64) rdma.CMEvent {
 	w.t.Helper()

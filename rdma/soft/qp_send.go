@@ -92,6 +92,9 @@ issue:
 		if q.c != c { // an access violation ended it
 			return flush
 		}
+		if e.flags&rdma.SendSignaled != 0 && q.sqHead != q.sqExec {
+			q.watchVerdictsLocked(c)
+		}
 		q.sqExec++
 	}
 	// Verdicts that came without a notification, looked at now and then:
@@ -105,6 +108,22 @@ issue:
 		}
 	}
 	return flush
+}
+
+// watchVerdictsLocked looks at the peer's verdicts for a signalled access
+// that finished behind requests still waiting for theirs. Those came
+// unsignalled, so their verdicts come unannounced, and the access itself
+// sends the peer nothing that could announce them: without a look, and a
+// kick from the peer when the count moves (or from ourselves, if it moved
+// already), the access's completion would wait for the sender's next
+// post. (A target that neither polls nor posts never kicks on its own.)
+func (q *qp) watchVerdictsLocked(c *conn) {
+	if n, ok := c.w.ackedNow(); ok {
+		q.ackedLocked(c, n)
+	}
+	if after(c.acked, c.peerAcked) {
+		c.w.watchAcks(c.peerAcked)
+	}
 }
 
 // asyncAccessMin is the size from which a one-sided access leaves the
