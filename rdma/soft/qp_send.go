@@ -88,12 +88,12 @@ issue:
 				q.fatalLocked(endAccess)
 				return flush
 			}
+			if e.flags&rdma.SendSignaled != 0 && q.sqHead != q.sqExec {
+				q.watchVerdictsLocked(c)
+			}
 		}
 		if q.c != c { // an access violation ended it
 			return flush
-		}
-		if e.flags&rdma.SendSignaled != 0 && q.sqHead != q.sqExec {
-			q.watchVerdictsLocked(c)
 		}
 		q.sqExec++
 	}

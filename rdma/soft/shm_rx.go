@@ -67,10 +67,14 @@ func (w *shmWire) drainCtl() bool {
 			w.violation()
 			return false
 		}
-		w.naksIn.Add(1)
+		// Counted once its verdict is in: until then ackedNow refuses
+		// the count that covers it, which a poster reading the count
+		// under q.mu (ackedNow) would otherwise take for the NAKed
+		// request's success while this drain waits for q.mu.
 		if !w.q.verdict(w.c, msgNak, num, st) {
 			return false
 		}
+		w.naksIn.Add(1)
 	}
 	w.rxc.commit()
 	return true

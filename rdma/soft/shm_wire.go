@@ -53,7 +53,7 @@ type shmWire struct {
 
 	peerG   uint32        // the peer's grant as last heard (q.mu)
 	rxGrant uint32        // the grant of the message being placed (drain)
-	naksIn  atomic.Uint32 // the peer's NAKs taken from the control ring (drain)
+	naksIn  atomic.Uint32 // the peer's NAKs taken from the control ring and applied (drain)
 	ackIn   uint32        // the verdict count last reported to the engine (drain)
 	hotIn   *cq           // the CQ whose hot connection we are (drain)
 	naksOut uint32        // our NAKs published (qp.mu)
@@ -89,8 +89,8 @@ func (w *shmWire) watchAcks(seen uint32) {
 }
 
 // ackedNow reads the peer's verdict word: its count, unless it counts a
-// NAK the drain has not taken from the control ring yet (the NAK is
-// published before the count that covers it, so that count must wait).
+// NAK whose verdict the drain has not applied yet (the NAK is published
+// before the count that covers it, so that count must wait).
 func (w *shmWire) ackedNow() (uint32, bool) {
 	v := w.mem.ld64(w.txDir + dirOffAcked)
 	if uint32(v>>32) != w.naksIn.Load() {
