@@ -15,11 +15,15 @@ __thread struct godat_tick godat_tick_self __attribute__((tls_model("initial-exe
 // The Go side of a yield (tick.go).
 extern void godatYield(void);
 
-int godat_tick_due(struct godat_tick *t, uint64_t now)
+int godat_tick_at(struct godat_tick *t, uint64_t now)
 {
-	int hot = t->next != 0 && now - t->last < GODAT_YIELD_NS;
-	t->next = now + GODAT_YIELD_NS;
-	return hot;
+	int yield = 0;
+	if (now >= t->next) {
+		yield = t->next != 0 && now - t->last < GODAT_YIELD_NS;
+		t->next = now + GODAT_YIELD_NS;
+	}
+	t->last = now;
+	return yield;
 }
 
 void godat_tick_sample(void)

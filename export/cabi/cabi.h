@@ -57,19 +57,9 @@ struct godat_tick {
 	uint32_t calls, due;
 };
 
-// godat_tick_due decides at a due time: 1 when the thread should yield.
-int godat_tick_due(struct godat_tick *t, uint64_t now);
-
 // godat_tick_at records a sampled call at now: 1 when the thread should
 // yield.
-static inline int godat_tick_at(struct godat_tick *t, uint64_t now)
-{
-	int yield = 0;
-	if (__builtin_expect(now >= t->next, 0))
-		yield = godat_tick_due(t, now);
-	t->last = now;
-	return yield;
-}
+int godat_tick_at(struct godat_tick *t, uint64_t now);
 
 // Initial-exec, as the Go runtime's own TLS in this library: no call to
 // __tls_get_addr on every entry.
