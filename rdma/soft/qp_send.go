@@ -103,9 +103,7 @@ issue:
 	// that the miss is not on its way (what they complete is completed by
 	// the caller, after us).
 	if out := q.sqTail - q.sqHead; out&15 == 0 || out >= uint64(q.cap.MaxSendWR)/2 {
-		if n, ok := c.w.ackedNow(); ok {
-			q.ackedLocked(c, n)
-		}
+		q.readVerdictsLocked(c)
 	}
 	return flush
 }
@@ -118,9 +116,7 @@ issue:
 // already), the access's completion would wait for the sender's next
 // post. (A target that neither polls nor posts never kicks on its own.)
 func (q *qp) watchVerdictsLocked(c *conn) {
-	if n, ok := c.w.ackedNow(); ok {
-		q.ackedLocked(c, n)
-	}
+	q.readVerdictsLocked(c)
 	if after(c.acked, c.peerAcked) {
 		c.w.watchAcks(c.peerAcked)
 	}
@@ -470,6 +466,15 @@ func (q *qp) kickLocked(c *conn) bool {
 	flush := q.issueLocked(false)
 	q.completeSendsLocked()
 	return flush
+}
+
+// readVerdictsLocked takes the peer's verdict count as the wire shows it
+// to a sender that looks (shared memory: its word, unless a NAK it covers
+// is not applied yet); a wire that tells verdicts in messages shows none.
+func (q *qp) readVerdictsLocked(c *conn) {
+	if n, ok := c.w.ackedNow(); ok {
+		q.ackedLocked(c, n)
+	}
 }
 
 // acked: the peer acknowledged requests up to n (never past what we
