@@ -70,7 +70,8 @@ const (
 	// WCWithImm: Imm carries the sender's immediate data (IBV_WC_WITH_IMM).
 	WCWithImm WCFlags = 1 << iota
 	// WCSolicited: the received message was sent with SendSolicited. Only
-	// backends with CapSolicitedFlag set it (verbs has no such flag).
+	// backends with CapSolicitedFlag set it (verbs has no such flag: the
+	// verbs backend sets it from its own mark, rdma/verbs/qp.go).
 	WCSolicited
 )
 

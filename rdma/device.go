@@ -14,8 +14,9 @@ const (
 	// (IBV_SRQ_LIMIT, IBV_EVENT_SRQ_LIMIT_REACHED).
 	CapSRQLimit
 	// CapSolicitedFlag: receive completions carry WCSolicited when the
-	// message was sent with SendSolicited. Verbs cannot tell; a consumer of
-	// solicited-only notification then relies on CQ.Arm(true) alone.
+	// message was sent with SendSolicited. Verbs itself cannot tell (the
+	// verbs backend marks solicited sends with immediate data where the
+	// transport has it); without the flag every receive notifies.
 	CapSolicitedFlag
 	// CapQPOutstanding: QP.Outstanding reports the work requests not yet
 	// completed, signalled or not (verbs has no such query).

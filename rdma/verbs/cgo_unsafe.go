@@ -11,8 +11,8 @@ import (
 	"godat/rdma"
 )
 
-// The layouts shared with C (shim.h struct gd_wc is rdma.WC, struct
-// ibv_sge is rdma.SGE): Poll writes the consumer's slice directly and the
+// The layouts shared with C (shim.h struct gd_wc is rdma.WC, with its flag
+// bits, struct ibv_sge is rdma.SGE): Poll writes the consumer's slice directly and the
 // posts read the consumer's scatter/gather lists. These fail to compile if
 // the layouts differ.
 var (
@@ -20,6 +20,10 @@ var (
 	_ [C.sizeof_struct_gd_wc - unsafe.Sizeof(rdma.WC{})]struct{}
 	_ [unsafe.Offsetof(rdma.WC{}.Status) - C.offsetof_gd_wc_status]struct{}
 	_ [C.offsetof_gd_wc_status - unsafe.Offsetof(rdma.WC{}.Status)]struct{}
+	_ [rdma.WCWithImm - C.GD_WCF_WITH_IMM]struct{}
+	_ [C.GD_WCF_WITH_IMM - rdma.WCWithImm]struct{}
+	_ [rdma.WCSolicited - C.GD_WCF_SOLICITED]struct{}
+	_ [C.GD_WCF_SOLICITED - rdma.WCSolicited]struct{}
 	_ [unsafe.Sizeof(rdma.SGE{}) - C.sizeof_struct_ibv_sge]struct{}
 	_ [C.sizeof_struct_ibv_sge - unsafe.Sizeof(rdma.SGE{})]struct{}
 )

@@ -183,8 +183,14 @@ static int translate(struct gd_cq *c, const struct ibv_wc *w, struct gd_wc *o)
 		o->opcode = wc_opcode(w->opcode, op);
 		o->byte_len = w->byte_len;
 		if (w->wc_flags & IBV_WC_WITH_IMM) {
-			o->flags = GD_WCF_WITH_IMM;
-			o->imm = ntohl(w->imm_data);
+			uint32_t imm = ntohl(w->imm_data);
+
+			if (w->opcode == IBV_WC_RECV && imm == GD_SOLICITED_MARK) {
+				o->flags = GD_WCF_SOLICITED;
+			} else {
+				o->flags = GD_WCF_WITH_IMM;
+				o->imm = imm;
+			}
 		}
 	} else {
 		// verbs defines only wr_id, status and qp_num of an error

@@ -183,6 +183,10 @@ func (d *device) query() error {
 	// The backend checks posted segments itself (keys.go) and makes a new
 	// QP to reconfigure one (qp.go).
 	a.Caps |= rdma.CapPostCheck | rdma.CapQPReconfigure
+	if !d.iwarp {
+		// Solicited sends carry a mark in their immediate data (qp.go).
+		a.Caps |= rdma.CapSolicitedFlag
+	}
 	d.attr = a
 	return nil
 }

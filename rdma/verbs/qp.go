@@ -30,6 +30,20 @@ var (
 	_ [C.GD_WR_SEND - rdma.WRSend]struct{}
 )
 
+// solicitedMark is the immediate data a solicited send carries: a verbs
+// receive completion does not say whether its message was sent solicited
+// (the bit only selects which completions notify an armed CQ), and DAT's
+// solicited wait needs to know (core leaves an unsolicited receive of such
+// a stream queued without waking a waiter). So on InfiniBand and RoCE a
+// SendSolicited send goes as IBV_WR_SEND_WITH_IMM with this value, still
+// with IBV_SEND_SOLICITED, and the receiver's poll (cq.c) reports a receive
+// that carries it as WCSolicited (CapSolicitedFlag). Every verbs peer of a
+// godat connection is godat (the private data header, cm_priv.go). iWARP
+// has no immediate data: there receives carry no flag and every receive
+// of a solicited-wait stream notifies. Sends with the consumer's own
+// immediate data (not yet in DAT 1.2) will need the mark elsewhere.
+const solicitedMark = C.GD_SOLICITED_MARK
+
 // defaultWR and defaultSGE are the capacities of a QP created with zeros.
 const (
 	defaultWR  = 64
@@ -432,8 +446,12 @@ func (q *qp) PostSend(wr *rdma.SendWR) error {
 			return q.postFault(err, true)
 		}
 	}
-	r := C.gd_post_send(q.c, C.uint64_t(wr.WRID), C.uint64_t(wr.RemoteAddr), C.uint32_t(wr.RKey), C.uint32_t(wr.Imm),
-		C.int(wr.Opcode), C.int(wr.Flags), sgePtr(wr.SGL), C.int(n))
+	op, imm := wr.Opcode, wr.Imm
+	if op == rdma.WRSend && wr.Flags&rdma.SendSolicited != 0 && !q.d.iwarp {
+		op, imm = rdma.WRSendWithImm, solicitedMark
+	}
+	r := C.gd_post_send(q.c, C.uint64_t(wr.WRID), C.uint64_t(wr.RemoteAddr), C.uint32_t(wr.RKey), C.uint32_t(imm),
+		C.int(op), C.int(wr.Flags), sgePtr(wr.SGL), C.int(n))
 	if r != 0 {
 		return posted(r, q.scq)
 	}

@@ -64,7 +64,10 @@ enum { GD_WC_SEND, GD_WC_RDMA_WRITE, GD_WC_RDMA_READ, GD_WC_COMP_SWAP, GD_WC_FET
 /* The slot op of the backend's own marker request (never delivered). */
 #define GD_OP_MARK 0xff
 /* rdma.WCFlags bits. */
-enum { GD_WCF_WITH_IMM = 1 };
+enum { GD_WCF_WITH_IMM = 1, GD_WCF_SOLICITED = 2 };
+/* The immediate data of a solicited send (qp.go, solicitedMark): a
+ * receive completion that carries it is reported as WCSolicited. */
+#define GD_SOLICITED_MARK 0x64617453u
 /* rdma.WROpcode values. */
 enum { GD_WR_RDMA_WRITE, GD_WR_RDMA_WRITE_WITH_IMM, GD_WR_SEND, GD_WR_SEND_WITH_IMM,
        GD_WR_RDMA_READ, GD_WR_COUNT };

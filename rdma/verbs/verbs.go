@@ -32,10 +32,11 @@
 //     them (port = id mod 65536, plus 64512 below 1024); the connect private
 //     data starts with the whole id (cm.go).
 //   - Capabilities are what the device has: SRQs and their limit where
-//     max_srq > 0; no solicited flag on receive completions, no outstanding
-//     counts, no growing CQs, no memory windows (the contract has no bind
-//     work request), no QPs of another PD than their SRQ's (rxe checks an
-//     SRQ's buffers against the QP's PD).
+//     max_srq > 0; the solicited flag on receive completions except on
+//     iWARP (solicited sends carry a mark in their immediate data, qp.go);
+//     no outstanding counts, no growing CQs, no memory windows (the
+//     contract has no bind work request), no QPs of another PD than their
+//     SRQ's (rxe checks an SRQ's buffers against the QP's PD).
 //   - A QP is reconfigured (new CQs, PD or capacities, in Init only) by
 //     creating a new ibv_qp and posting the old one's receives to it again
 //     (qp.go, qp.c gd_qp_rebuild); on iWARP a reset does the same, since
