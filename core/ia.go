@@ -190,6 +190,11 @@ func openError(cfg IAConfig, err error) error {
 	return mapTransportError(err)
 }
 
+// userSpan is the size of a process's virtual address range (x86-64 with
+// four-level page tables, and the largest the DAT attributes report): no
+// registered region can be larger, and none ends past it.
+const userSpan = 1 << 47
+
 func attrFromDevice(d *device) IAAttr {
 	a := d.attr
 	return IAAttr{
@@ -197,9 +202,11 @@ func attrFromDevice(d *device) IAAttr {
 		MaxEPs: a.MaxQP, MaxDTOPerEP: a.MaxQPWR,
 		MaxRDMAReadPerEPIn: a.MaxQPRdAtom, MaxRDMAReadPerEPOut: a.MaxQPInitRdAtom,
 		MaxEVDs: a.MaxCQ, MaxEVDQLen: a.MaxCQE, MaxIOVSegments: a.MaxSGE,
-		MaxLMRs: a.MaxMR, MaxLMRBlockSize: a.MaxMRSize, MaxLMRVirtualAddress: 1<<47 - 1,
+		// A device may allow any 64-bit length (rxe's max_mr_size is
+		// 2^64 - 1), which no region of the process can have.
+		MaxLMRs: a.MaxMR, MaxLMRBlockSize: min(a.MaxMRSize, userSpan), MaxLMRVirtualAddress: userSpan - 1,
 		MaxPZs: a.MaxPD, MaxMessageSize: a.MaxMsgSize, MaxRDMASize: a.MaxMsgSize,
-		MaxRMRs: a.MaxMR, MaxRMRTargetAddress: 1<<47 - 1,
+		MaxRMRs: a.MaxMR, MaxRMRTargetAddress: userSpan - 1,
 		MaxSRQs: a.MaxSRQ, MaxEPPerSRQ: a.MaxQP, MaxRecvPerSRQ: a.MaxSRQWR,
 		MaxPrivateData: a.MaxPrivateData, SRQPDDifference: a.Caps&rdma.CapSRQPDDifference != 0,
 	}
