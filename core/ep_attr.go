@@ -87,7 +87,7 @@ func (ia *IA) DefaultEPAttr() EPAttr {
 		RecvCompletionFlags: 0, RequestCompletionFlags: 0,
 		MaxRecvDTOs: dtos, MaxRequestDTOs: dtos, MaxRecvIOV: iov, MaxRequestIOV: iov,
 		MaxRDMAReadIn: a.MaxRDMAReadPerEPIn, MaxRDMAReadOut: a.MaxRDMAReadPerEPOut,
-		SRQSoftHW: -1, MaxRDMAReadIOV: iov, MaxRDMAWriteIOV: iov,
+		SRQSoftHW: -1, MaxRDMAReadIOV: min(iov, a.maxReadIOV), MaxRDMAWriteIOV: iov,
 	}
 }
 
@@ -101,9 +101,10 @@ func orDefault[T int | uint64](v, def T) T {
 
 // effective is a with every limit the consumer left 0 replaced by the limit
 // the EP really has, for dat_ep_query: the IA's maximum message and RDMA
-// sizes (what posts are held to), RDMA IOVs as deep as the request IOV,
-// and the receive queue's real depth. The references report stored
-// attributes as given, zeros included; filling them in tells the consumer
+// sizes (what posts are held to), RDMA IOVs as deep as the request IOV
+// (a read's no deeper than the device scatters into), and the receive
+// queue's real depth. The references report stored attributes as given,
+// zeros included; filling them in tells the consumer
 // what it can post (dat_ep_query(3DAT) leaves the values to the provider),
 // and never a smaller value than it set. The RDMA read depths stay as set:
 // 0 there means the consumer does not care about RDMA reads
@@ -112,7 +113,7 @@ func (ia *IA) effective(a EPAttr, srq bool) EPAttr {
 	l := ia.attr
 	a.MaxMessageSize = orDefault(a.MaxMessageSize, l.MaxMessageSize)
 	a.MaxRDMASize = orDefault(a.MaxRDMASize, l.MaxRDMASize)
-	a.MaxRDMAReadIOV = orDefault(a.MaxRDMAReadIOV, a.MaxRequestIOV)
+	a.MaxRDMAReadIOV = orDefault(a.MaxRDMAReadIOV, min(a.MaxRequestIOV, l.maxReadIOV))
 	a.MaxRDMAWriteIOV = orDefault(a.MaxRDMAWriteIOV, a.MaxRequestIOV)
 	if !srq {
 		a.MaxRecvDTOs = ia.recvDepth(a)

@@ -190,7 +190,8 @@ func (ep *EP) postRequest(op rdma.WROpcode, segs []Segment, cookie uint64, remot
 	}
 	// Only the transport's real limits apply here, as in the references:
 	// segments against the EP's IOV depths (an RDMA IOV left 0 is as deep
-	// as the request IOV), lengths against the IA's maxima. The EP's
+	// as the request IOV; a read's never deeper than the device scatters
+	// into), lengths against the IA's maxima. The EP's
 	// max_message_size and max_rdma_size are checked against the IA when
 	// set, not enforced per post: programs leave them 0.
 	maxIOV := attr.MaxRequestIOV
@@ -199,7 +200,8 @@ func (ep *EP) postRequest(op rdma.WROpcode, segs []Segment, cookie uint64, remot
 	case rdma.WRRDMAWrite:
 		maxIOV, limit = orDefault(attr.MaxRDMAWriteIOV, maxIOV), ep.ia.attr.MaxRDMASize
 	case rdma.WRRDMARead:
-		maxIOV, limit = orDefault(attr.MaxRDMAReadIOV, maxIOV), ep.ia.attr.MaxRDMASize
+		maxIOV = min(orDefault(attr.MaxRDMAReadIOV, maxIOV), ep.ia.attr.maxReadIOV)
+		limit = ep.ia.attr.MaxRDMASize
 	}
 	// No defer: it costs a post about 30 instructions, and nothing under
 	// the lock panics.

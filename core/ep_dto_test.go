@@ -167,6 +167,39 @@ func TestSolicitedWait(t *testing.T) {
 	assert.Equal(t, rdma.SendSignaled|rdma.SendSolicited|rdma.SendFence, f.qp.sends[0].Flags)
 }
 
+// On a device whose RDMA reads scatter into fewer entries than its other
+// requests (max_sge_rd below max_sge: siw has 1), an EP's max_rdma_read_iov
+// defaults to that depth, dat_ep_query reports it when left 0, and a read
+// beyond it fails at the post with the segment count, as writes and sends
+// beyond theirs do.
+func TestReadIOVFollowsDevice(t *testing.T) {
+	fab := makeFabric(true)
+	fab.sgeRd = 1
+	f := newFixtureOn(t, fab, nil)
+	defer f.close(t)
+	f.connect(t)
+	def := f.ia.DefaultEPAttr()
+	assert.Equal(t, 1, def.MaxRDMAReadIOV)
+	assert.Equal(t, def.MaxRequestIOV, def.MaxRDMAWriteIOV, "writes keep the request depth")
+	require.Greater(t, def.MaxRequestIOV, 1)
+	two := []Segment{seg1[0], seg1[0]}
+	require.NoError(t, f.ep.PostRDMARead(seg1, 1, &RemoteSegment{Length: 64}, 0))
+	assert.Equal(t, ErrArg(ArgSegmentCount), f.ep.PostRDMARead(two, 2, &RemoteSegment{Length: 128}, 0))
+	require.NoError(t, f.ep.PostRDMAWrite(two, 3, &RemoteSegment{Length: 128}, 0))
+	require.Len(t, f.qp.sends, 2, "the refused read never reached the transport")
+
+	// Left 0, the read depth is the device's, not the request IOV's.
+	attr := EPAttr{MaxRecvDTOs: 8, MaxRequestDTOs: 8, MaxRecvIOV: 2, MaxRequestIOV: 2}
+	g := newFixtureOn(t, fab, &attr)
+	defer g.close(t)
+	g.connect(t)
+	p, err := g.ep.Query()
+	require.NoError(t, err)
+	assert.Equal(t, 1, p.Attr.MaxRDMAReadIOV)
+	assert.Equal(t, 2, p.Attr.MaxRDMAWriteIOV)
+	assert.Equal(t, ErrArg(ArgSegmentCount), g.ep.PostRDMARead(two, 1, &RemoteSegment{Length: 128}, 0))
+}
+
 // dat_ep_get_status reports outstanding receives and requests honestly.
 func TestStatusIdle(t *testing.T) {
 	f := newFixture(t, nil)

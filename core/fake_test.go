@@ -33,6 +33,7 @@ var (
 type fabric struct {
 	id     string
 	script bool
+	sgeRd  int // the devices' MaxSGERd (0: MaxSGE), set before they open
 	mu     sync.Mutex
 	lis    map[uint64]*fakeListener
 	next   uint64
@@ -84,7 +85,8 @@ const fakeCaps = rdma.CapSRQ | rdma.CapSRQLimit | rdma.CapSolicitedFlag | rdma.C
 
 func (d *fakeDev) Query() rdma.DeviceAttr {
 	return rdma.DeviceAttr{Name: "fake", Vendor: "test", Caps: fakeCaps, MaxQP: 4096, MaxQPWR: 1024, MaxSGE: 8,
-		MaxCQ: 4096, MaxCQE: 4096, MaxMR: 1024, MaxMRSize: 1 << 30, MaxPD: 64, MaxMsgSize: 1 << 20,
+		MaxSGERd: d.fab.sgeRd,
+		MaxCQ:    4096, MaxCQE: 4096, MaxMR: 1024, MaxMRSize: 1 << 30, MaxPD: 64, MaxMsgSize: 1 << 20,
 		MaxQPRdAtom: 4, MaxQPInitRdAtom: 4, MaxSRQ: 4, MaxSRQWR: 1024, MaxSRQSGE: 8, MaxPrivateData: 64}
 }
 
@@ -798,7 +800,12 @@ func (q *fakeQP) Destroy() error {
 // scriptIA opens an IA over a scripted fabric.
 func scriptIA(t *testing.T) (*IA, *fabric, *countHandles) {
 	t.Helper()
-	f := makeFabric(true)
+	return scriptIAOn(t, makeFabric(true))
+}
+
+// scriptIAOn opens an IA over the scripted fabric f.
+func scriptIAOn(t *testing.T, f *fabric) (*IA, *fabric, *countHandles) {
+	t.Helper()
 	h := &countHandles{}
 	cfg := f.config("script")
 	cfg.AsyncQLen, cfg.Handles = 8, h

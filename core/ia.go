@@ -37,6 +37,11 @@ type IAAttr struct {
 	// SRQPDDifference: an EP may use an SRQ of another PZ
 	// (srq_ep_pz_difference_supported).
 	SRQPDDifference bool
+	// maxReadIOV is the local segments an RDMA read may scatter into (the
+	// device's max_sge_rd), which no DAT IA attribute reports: an EP's
+	// max_rdma_read_iov defaults to at most it, and a read beyond it fails
+	// at the post (as a verbs post would; OFED dapl leaves it to verbs).
+	maxReadIOV int
 }
 
 // IAConfig is what OpenIA needs.
@@ -209,6 +214,7 @@ func attrFromDevice(d *device) IAAttr {
 		MaxRMRs: a.MaxMR, MaxRMRTargetAddress: userSpan - 1,
 		MaxSRQs: a.MaxSRQ, MaxEPPerSRQ: a.MaxQP, MaxRecvPerSRQ: a.MaxSRQWR,
 		MaxPrivateData: a.MaxPrivateData, SRQPDDifference: a.Caps&rdma.CapSRQPDDifference != 0,
+		maxReadIOV: min(orDefault(a.MaxSGERd, a.MaxSGE), a.MaxSGE),
 	}
 }
 

@@ -26,8 +26,14 @@ type fixture struct {
 
 func newFixture(t *testing.T, attr *EPAttr) *fixture {
 	t.Helper()
+	return newFixtureOn(t, makeFabric(true), attr)
+}
+
+// newFixtureOn is newFixture over the scripted fabric fab.
+func newFixtureOn(t *testing.T, fab *fabric, attr *EPAttr) *fixture {
+	t.Helper()
 	f := &fixture{}
-	f.ia, f.fab, f.h = scriptIA(t)
+	f.ia, f.fab, f.h = scriptIAOn(t, fab)
 	var err error
 	f.pz, err = f.ia.CreatePZ()
 	require.NoError(t, err)

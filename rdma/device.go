@@ -54,6 +54,7 @@ type DeviceAttr struct {
 	MaxQP      int    // max_qp
 	MaxQPWR    int    // max_qp_wr: work requests per send or receive queue
 	MaxSGE     int    // max_sge: scatter/gather entries per work request
+	MaxSGERd   int    // max_sge_rd: entries an RDMA read may scatter into (siw: 1); 0 means MaxSGE
 	MaxCQ      int    // max_cq
 	MaxCQE     int    // max_cqe: the deepest CQ
 	MaxMR      int    // max_mr

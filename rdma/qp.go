@@ -129,8 +129,9 @@ type QP interface {
 	// the data read is); a send to a peer without a posted receive waits
 	// for one without limit (RNR retry 7), and the receiver's verdict on a
 	// receive too small or unusable comes back as the send's status.
-	// Errors: ErrState (not RTS, SQD or Error), ErrInvalid (too many SGEs,
-	// an unknown opcode, inline data above MaxInlineData), ErrQueueFull
+	// Errors: ErrState (not RTS, SQD or Error), ErrInvalid (too many SGEs:
+	// above MaxSendSGE, or for an RDMA read above DeviceAttr.MaxSGERd; an
+	// unknown opcode; inline data above MaxInlineData), ErrQueueFull
 	// (MaxSendWR requests outstanding), ErrClosed. With CapPostCheck the
 	// local segments are checked now: ErrPrivileges (an unknown key, or a
 	// region without the local write an RDMA read target needs),

@@ -219,13 +219,29 @@ func exchangeInto(t *testing.T, w *world, a, b *conn, id uint64, rb *buf) {
 	sameBytes(t, sb.b, rb.b[:16], "message %d", id)
 }
 
-// RDMA reads scatter the remote range into two local entries byte for byte,
-// touching nothing around them.
+// RDMA reads scatter the remote range into two local entries byte for byte
+// (one where the device's reads scatter into one, MaxSGERd), touching
+// nothing around them; a read into more entries than MaxSGERd fails at the
+// post.
 func (s *suite) dataRead(t *testing.T) {
 	w := s.world(t)
 	a, b := w.pair()
 	at := a.side.attr
 	const pad = 64
+	rd := at.MaxSGERd
+	if rd == 0 {
+		rd = at.MaxSGE
+	}
+	if rd < at.MaxSGE && rd < a.qp.Cap().MaxSendSGE {
+		src := b.side.buf(64*(rd+1), rdma.AccessRemoteRead)
+		db := a.side.buf(64*(rd+1), accAll)
+		sgl := make([]rdma.SGE, rd+1)
+		for i := range sgl {
+			sgl[i] = db.sge(64*i, 64)
+		}
+		require.ErrorIs(t, a.qp.PostSend(read(99, rdma.SendSignaled, src.addr, src.mr.RKey(), sgl...)), rdma.ErrInvalid,
+			"a read into %d entries, MaxSGERd %d", rd+1, rd)
+	}
 	for i, n := range rdmaSizes(at) {
 		src := b.side.buf(n+2*pad, rdma.AccessRemoteRead)
 		fill(src.b, uint64(50+i))
@@ -234,7 +250,7 @@ func (s *suite) dataRead(t *testing.T) {
 			db.b[j] = canary
 		}
 		id := uint64(i)
-		require.NoError(t, a.qp.PostSend(read(id, rdma.SendSignaled, src.addr+pad, src.mr.RKey(), split(db, pad, n, n/2, at.MaxSGE)...)))
+		require.NoError(t, a.qp.PostSend(read(id, rdma.SendSignaled, src.addr+pad, src.mr.RKey(), split(db, pad, n, n/2, rd)...)))
 		checkWC(t, w.take1(a.scq), id, rdma.WCSuccess, rdma.WCRDMARead, a)
 		sameBytes(t, src.b[pad:pad+n], db.b[pad:pad+n], "RDMA read of %d bytes", n)
 		for j := range pad {

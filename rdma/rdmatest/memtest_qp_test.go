@@ -178,7 +178,7 @@ func (q *mQP) PostSend(wr *rdma.SendWR) error {
 	if q.state != rdma.QPSRTS && q.state != rdma.QPSSQD && q.state != rdma.QPSErr {
 		return rdma.ErrState
 	}
-	if len(wr.SGL) > q.cap.MaxSendSGE {
+	if len(wr.SGL) > q.cap.MaxSendSGE || wr.Opcode == rdma.WRRDMARead && q.dev.cfg.sgeRd > 0 && len(wr.SGL) > q.dev.cfg.sgeRd {
 		return rdma.ErrInvalid
 	}
 	switch wr.Opcode {

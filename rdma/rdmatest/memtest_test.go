@@ -24,12 +24,13 @@ type memConfig struct {
 	name        string
 	caps        rdma.Caps
 	maxPrivData int
+	sgeRd       int // MaxSGERd (0: MaxSGE)
 }
 
 var (
 	memFull = memConfig{name: "memtest", maxPrivData: 256, caps: rdma.CapSRQ | rdma.CapSRQLimit | rdma.CapSolicitedFlag |
 		rdma.CapQPOutstanding | rdma.CapQPReconfigure | rdma.CapCQGrow | rdma.CapAnyServiceID | rdma.CapPostCheck}
-	memMin = memConfig{name: "memtest-min", maxPrivData: 56}
+	memMin = memConfig{name: "memtest-min", maxPrivData: 56, sgeRd: 1}
 )
 
 // memBackend is the suite's Backend for a variant.
@@ -69,7 +70,8 @@ func (d *mDevice) Query() rdma.DeviceAttr {
 	return rdma.DeviceAttr{Name: d.cfg.name, Vendor: "rdmatest", Caps: d.cfg.caps,
 		MaxQP: 1 << 16, MaxQPWR: 4096, MaxSGE: 8, MaxCQ: 1 << 16, MaxCQE: 1 << 16, MaxMR: 1 << 20,
 		MaxMRSize: 1 << 40, MaxPD: 1 << 10, MaxMsgSize: 1 << 30, MaxInline: 64, MaxQPRdAtom: 16,
-		MaxQPInitRdAtom: 16, MaxSRQ: 1024, MaxSRQWR: 4096, MaxSRQSGE: 8, MaxPrivateData: d.cfg.maxPrivData}
+		MaxQPInitRdAtom: 16, MaxSRQ: 1024, MaxSRQWR: 4096, MaxSRQSGE: 8, MaxPrivateData: d.cfg.maxPrivData,
+		MaxSGERd: d.cfg.sgeRd}
 }
 
 func (d *mDevice) Addr() netip.Addr { return loopback }

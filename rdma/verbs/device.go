@@ -160,6 +160,7 @@ func (d *device) query() error {
 		MaxQP:           int(da.max_qp),
 		MaxQPWR:         int(da.max_qp_wr),
 		MaxSGE:          int(da.max_sge),
+		MaxSGERd:        d.maxSGERd,
 		MaxCQ:           int(da.max_cq),
 		MaxCQE:          int(da.max_cqe),
 		MaxMR:           int(da.max_mr),
