@@ -104,9 +104,9 @@ func orDefault[T int | uint64](v, def T) T {
 // sizes (what posts are held to), RDMA IOVs as deep as the request IOV
 // (a read's no deeper than the device scatters into), and the receive
 // queue's real depth. The references report stored attributes as given,
-// zeros included; filling them in tells the consumer
-// what it can post (dat_ep_query(3DAT) leaves the values to the provider),
-// and never a smaller value than it set. The RDMA read depths stay as set:
+// zeros included; filling them in tells the consumer what it can post
+// (dat_ep_query(3DAT) leaves the values to the provider), and never a
+// smaller value than it set. The RDMA read depths stay as set:
 // 0 there means the consumer does not care about RDMA reads
 // (dat_cr_accept(3DAT)), a statement, not a missing value.
 func (ia *IA) effective(a EPAttr, srq bool) EPAttr {

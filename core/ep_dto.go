@@ -191,9 +191,9 @@ func (ep *EP) postRequest(op rdma.WROpcode, segs []Segment, cookie uint64, remot
 	// Only the transport's real limits apply here, as in the references:
 	// segments against the EP's IOV depths (an RDMA IOV left 0 is as deep
 	// as the request IOV; a read's never deeper than the device scatters
-	// into), lengths against the IA's maxima. The EP's
-	// max_message_size and max_rdma_size are checked against the IA when
-	// set, not enforced per post: programs leave them 0.
+	// into), lengths against the IA's maxima. The EP's max_message_size
+	// and max_rdma_size are checked against the IA when set, not enforced
+	// per post: programs leave them 0.
 	maxIOV := attr.MaxRequestIOV
 	limit := ep.ia.attr.MaxMessageSize
 	switch op {

@@ -214,7 +214,7 @@ func attrFromDevice(d *device) IAAttr {
 		MaxRMRs: a.MaxMR, MaxRMRTargetAddress: userSpan - 1,
 		MaxSRQs: a.MaxSRQ, MaxEPPerSRQ: a.MaxQP, MaxRecvPerSRQ: a.MaxSRQWR,
 		MaxPrivateData: a.MaxPrivateData, SRQPDDifference: a.Caps&rdma.CapSRQPDDifference != 0,
-		maxReadIOV: min(orDefault(a.MaxSGERd, a.MaxSGE), a.MaxSGE),
+		maxReadIOV: a.ReadSGE(),
 	}
 }
 

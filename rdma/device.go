@@ -75,6 +75,15 @@ type DeviceAttr struct {
 	MaxPrivateData int
 }
 
+// ReadSGE is the entries an RDMA read may scatter into: MaxSGERd, or
+// MaxSGE where MaxSGERd is 0 (never more than MaxSGE).
+func (a DeviceAttr) ReadSGE() int {
+	if a.MaxSGERd <= 0 {
+		return a.MaxSGE
+	}
+	return min(a.MaxSGERd, a.MaxSGE)
+}
+
 // Device is an opened transport device, one per IA (ibv_context plus the
 // rdma_cm device it is reached through).
 type Device interface {

@@ -228,10 +228,7 @@ func (s *suite) dataRead(t *testing.T) {
 	a, b := w.pair()
 	at := a.side.attr
 	const pad = 64
-	rd := at.MaxSGERd
-	if rd == 0 {
-		rd = at.MaxSGE
-	}
+	rd := at.ReadSGE()
 	if rd < at.MaxSGE && rd < a.qp.Cap().MaxSendSGE {
 		src := b.side.buf(64*(rd+1), rdma.AccessRemoteRead)
 		db := a.side.buf(64*(rd+1), accAll)

@@ -12,9 +12,9 @@ import (
 )
 
 // The layouts shared with C (shim.h struct gd_wc is rdma.WC, with its flag
-// bits, struct ibv_sge is rdma.SGE): Poll writes the consumer's slice directly and the
-// posts read the consumer's scatter/gather lists. These fail to compile if
-// the layouts differ.
+// bits; struct ibv_sge is rdma.SGE): Poll writes the consumer's slice
+// directly and the posts read the consumer's scatter/gather lists. These
+// fail to compile if the layouts differ.
 var (
 	_ [unsafe.Sizeof(rdma.WC{}) - C.sizeof_struct_gd_wc]struct{}
 	_ [C.sizeof_struct_gd_wc - unsafe.Sizeof(rdma.WC{})]struct{}

@@ -447,7 +447,7 @@ func (q *qp) PostSend(wr *rdma.SendWR) error {
 		}
 	}
 	op, imm := wr.Opcode, wr.Imm
-	if op == rdma.WRSend && wr.Flags&rdma.SendSolicited != 0 && !q.d.iwarp {
+	if op == rdma.WRSend && wr.Flags&rdma.SendSolicited != 0 && q.d.attr.Caps&rdma.CapSolicitedFlag != 0 {
 		op, imm = rdma.WRSendWithImm, solicitedMark
 	}
 	r := C.gd_post_send(q.c, C.uint64_t(wr.WRID), C.uint64_t(wr.RemoteAddr), C.uint32_t(wr.RKey), C.uint32_t(imm),
