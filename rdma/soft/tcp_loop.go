@@ -80,7 +80,8 @@ const (
 	quietAfter = 100 * time.Microsecond
 	quietGap   = 5 * time.Microsecond
 	// drainedGap: after a Poll that served data and left nothing, the
-	// next look is this much later (progress).
+	// next Poll does not look, and none looks sooner than this
+	// (progress).
 	drainedGap = time.Microsecond
 )
 
@@ -102,6 +103,7 @@ type tcpLoop struct {
 
 	lastPoll  atomic.Int64 // monoNow of the last consumer Poll; 0: none waits
 	quietNext atomic.Int64 // monoNow before which a Poll does not look
+	skipNext  atomic.Bool  // the next Poll does not look (one served data and drained the sockets)
 	nconns    atomic.Int32
 	asleep    atomic.Bool // the goroutine sleeps (or is about to) on the epoll set
 	sleeper   atomic.Bool // a Wait serves the loop (tcp_wait.go): the goroutine stands aside
@@ -115,6 +117,7 @@ type tcpLoop struct {
 	closed    bool       // the descriptors are gone
 	lazy      bool       // a consumer's Poll serves: verdicts may wait
 	found     bool       // the last epoll_wait of a Poll's serve found something
+	looks     int        // Polls that looked at the sockets (for tests)
 	quietFrom int64      // monoNow since which Polls found nothing; 0: they did
 	owed      []*tcpWire // connections with verdicts deferred
 	oev       [1]unix.EpollEvent
@@ -294,12 +297,17 @@ func (l *tcpLoop) progress() {
 	now := monoNow()
 	l.lastPoll.Store(now)
 	look := now >= l.quietNext.Load()
+	if look && l.skipNext.Load() {
+		l.skipNext.Store(false)
+		look = false
+	}
 	if !look && !l.owing.Load() || !l.turn.TryLock() {
 		return
 	}
 	left := false
 	if !l.closed {
 		if look {
+			l.looks++
 			l.lazy, l.found = true, false
 			left = l.serve(consumerPasses)
 			l.lazy = false
@@ -307,20 +315,26 @@ func (l *tcpLoop) progress() {
 		l.payOwedLater()
 		// A poller that has found nothing for quietAfter looks every
 		// quietGap only: an empty Poll then mostly costs no system call.
-		// One that served data and drained the sockets looks again after
-		// drainedGap: the application's next calls (its other EVD's
-		// dequeue, the post of its reply) come sooner than that, and an
-		// epoll_wait from them would find nothing at the price of the
-		// read that just emptied the sockets. Verdicts owed are paid when
-		// due whether the Poll looks or not.
+		// One that served data and drained the sockets makes the next
+		// Poll skip its look, and looks come again after drainedGap at
+		// the earliest: the application's next call after the completion
+		// it got is its other EVD's dequeue (or the post of its reply),
+		// and an epoll_wait from it would find nothing at the price of
+		// the read that just emptied the sockets. A time alone did not
+		// cover it: that dequeue came 1-2 us after the look on a slow
+		// host, past drainedGap. An arrival meanwhile stays in the epoll
+		// set for the next look. Verdicts owed are paid when due whether
+		// the Poll looks or not.
 		switch {
 		case !look:
 		case left:
 			l.quietFrom = 0
 			l.quietNext.Store(0)
+			l.skipNext.Store(false)
 		case l.found:
 			l.quietFrom = 0
 			l.quietNext.Store(monoNow() + int64(drainedGap))
+			l.skipNext.Store(true)
 		case l.quietFrom == 0:
 			l.quietFrom = now
 		case now-l.quietFrom >= int64(quietAfter):

@@ -316,3 +316,55 @@ func TestTCPWaitWokenByOthersPoll(t *testing.T) {
 		require.Equal(t, uint64(i), wc[0].WRID)
 	}
 }
+
+// After a Poll that served a message and drained the sockets, the next
+// Poll makes no system call, however late it comes (it is the
+// application's dequeue of its other EVD, or its next post's), and the one
+// after it looks again. The loop goroutine is held, so that the consumer's
+// Polls are the only ones to serve.
+func TestTCPPollSkipsTheLookAfterADrainedFind(t *testing.T) {
+	a, b := tcpPair(t)
+	bl := b.dev.(*device).tcp.live.Load()
+	require.NotNil(t, bl)
+	hold, held := make(chan struct{}), make(chan struct{}, 1)
+	hook := func(l *tcpLoop) {
+		if l == bl {
+			select {
+			case held <- struct{}{}:
+			default:
+			}
+			<-hold
+		}
+	}
+	testHookLoop.Store(&hook)
+	defer func() {
+		testHookLoop.Store(nil)
+		close(hold)
+	}()
+	bl.kick() // the goroutine comes round to the hook
+	select {
+	case <-held:
+	case <-time.After(testWait):
+		t.Fatal("the loop goroutine did not come round")
+	}
+	sb, smr := a.buf(t, 8, allAccess)
+	rb, rmr := b.buf(t, 8, allAccess)
+	looks := func() int {
+		bl.turn.Lock()
+		defer bl.turn.Unlock()
+		return bl.looks
+	}
+	var wc [4]rdma.WC
+	for round := 0; round < 3; round++ {
+		require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{WRID: 1, SGL: []rdma.SGE{sge(rb, rmr)}}))
+		require.NoError(t, a.qp.PostSend(&rdma.SendWR{Opcode: rdma.WRSend, SGL: []rdma.SGE{sge(sb, smr)}}))
+		require.Equal(t, rdma.WCSuccess, pollN(t, b.rcq, 1)[0].Status)
+		n := looks()
+		for start := time.Now(); time.Since(start) < 10*drainedGap; {
+		}
+		require.Zero(t, b.rcq.Poll(wc[:]))
+		require.Equal(t, n, looks(), "round %d: the Poll after the find looked", round)
+		require.Zero(t, b.rcq.Poll(wc[:]))
+		require.Equal(t, n+1, looks(), "round %d: the next Poll did not look", round)
+	}
+}
