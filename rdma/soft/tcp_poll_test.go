@@ -200,6 +200,40 @@ func TestTCPReadAnsweredBeforeSent(t *testing.T) {
 	require.Zero(t, counted.Load(), "sends of the responder with its read still counted as outstanding")
 }
 
+// holdLoop holds the loop goroutine of l at the top of its round (the
+// test hook) until the function it returns is called, which may be called
+// more than once.
+func holdLoop(t *testing.T, l *tcpLoop) (release func()) {
+	t.Helper()
+	hold, held := make(chan struct{}), make(chan struct{}, 1)
+	hook := func(h *tcpLoop) {
+		if h == l {
+			select {
+			case held <- struct{}{}:
+			default:
+			}
+			<-hold
+		}
+	}
+	testHookLoop.Store(&hook)
+	released := false
+	release = func() {
+		if !released {
+			released = true
+			testHookLoop.Store(nil)
+			close(hold)
+		}
+	}
+	l.kick() // the goroutine comes round to the hook
+	select {
+	case <-held:
+	case <-time.After(testWait):
+		release()
+		t.Fatal("the loop goroutine did not come round")
+	}
+	return release
+}
+
 // A Wait on a device whose connections are all TCP serves them itself: a
 // message sent while the receiver sleeps in Wait is read, completes on the
 // armed CQ and ends the Wait, with the device's loop goroutine held. Before,
@@ -210,32 +244,8 @@ func TestTCPWaitServesItself(t *testing.T) {
 	a, b := tcpPair(t)
 	bl := b.dev.(*device).tcp.live.Load()
 	require.NotNil(t, bl)
-	hold, held := make(chan struct{}), make(chan struct{}, 1)
-	hook := func(l *tcpLoop) {
-		if l == bl {
-			select {
-			case held <- struct{}{}:
-			default:
-			}
-			<-hold
-		}
-	}
-	testHookLoop.Store(&hook)
-	released := false
-	release := func() {
-		if !released {
-			released = true
-			testHookLoop.Store(nil)
-			close(hold)
-		}
-	}
+	release := holdLoop(t, bl)
 	defer release()
-	bl.kick() // the goroutine comes round to the hook
-	select {
-	case <-held:
-	case <-time.After(testWait):
-		t.Fatal("the loop goroutine did not come round")
-	}
 	sb, smr := a.buf(t, 8, allAccess)
 	rb, rmr := b.buf(t, 8, allAccess)
 	var wc [4]rdma.WC
@@ -326,27 +336,7 @@ func TestTCPPollSkipsTheLookAfterADrainedFind(t *testing.T) {
 	a, b := tcpPair(t)
 	bl := b.dev.(*device).tcp.live.Load()
 	require.NotNil(t, bl)
-	hold, held := make(chan struct{}), make(chan struct{}, 1)
-	hook := func(l *tcpLoop) {
-		if l == bl {
-			select {
-			case held <- struct{}{}:
-			default:
-			}
-			<-hold
-		}
-	}
-	testHookLoop.Store(&hook)
-	defer func() {
-		testHookLoop.Store(nil)
-		close(hold)
-	}()
-	bl.kick() // the goroutine comes round to the hook
-	select {
-	case <-held:
-	case <-time.After(testWait):
-		t.Fatal("the loop goroutine did not come round")
-	}
+	defer holdLoop(t, bl)()
 	sb, smr := a.buf(t, 8, allAccess)
 	rb, rmr := b.buf(t, 8, allAccess)
 	looks := func() int {
