@@ -317,13 +317,13 @@ func (l *tcpLoop) progress() {
 		// quietGap only: an empty Poll then mostly costs no system call.
 		// One that served data and drained the sockets makes the next
 		// Poll skip its look, and looks come again after drainedGap at
-		// the earliest: the application's next call after the completion
-		// it got is its other EVD's dequeue (or the post of its reply),
-		// and an epoll_wait from it would find nothing at the price of
-		// the read that just emptied the sockets. A time alone did not
-		// cover it: that dequeue came 1-2 us after the look on a slow
-		// host, past drainedGap. An arrival meanwhile stays in the epoll
-		// set for the next look. Verdicts owed are paid when due whether
+		// the earliest: the application's next Poll after the completion
+		// it got is usually its other EVD's dequeue (a post does not
+		// poll), and an epoll_wait from it would find nothing at the
+		// price of the read that just emptied the sockets. A time alone
+		// did not cover it: that dequeue came 1-2 us after the look on a
+		// slow host, past drainedGap. An arrival meanwhile stays in the
+		// epoll set for the next look. Verdicts owed are paid when due whether
 		// the Poll looks or not.
 		switch {
 		case !look:

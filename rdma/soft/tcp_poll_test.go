@@ -328,10 +328,10 @@ func TestTCPWaitWokenByOthersPoll(t *testing.T) {
 }
 
 // After a Poll that served a message and drained the sockets, the next
-// Poll makes no system call, however late it comes (it is the
-// application's dequeue of its other EVD, or its next post's), and the one
-// after it looks again. The loop goroutine is held, so that the consumer's
-// Polls are the only ones to serve.
+// Poll makes no system call, however late it comes (it is usually the
+// application's dequeue of its other EVD), and the one after it looks
+// again. The loop goroutine is held, so that the consumer's Polls are the
+// only ones to serve.
 func TestTCPPollSkipsTheLookAfterADrainedFind(t *testing.T) {
 	a, b := tcpPair(t)
 	bl := b.dev.(*device).tcp.live.Load()
