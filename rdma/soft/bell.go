@@ -10,7 +10,8 @@ package soft
 // position in that ring; Poll on any CQ of the device takes hints in
 // queue order and processes each connection's messages up to the position
 // named, so receives complete in the order the messages arrived, whichever
-// connection carried them.
+// connection carried them. (A ring we watch, a CQ's hot connection, gets
+// no hints while nobody of ours sleeps: shm_watch.go.)
 //
 // Trust. Every peer maps this segment writable, so a peer can write any
 // entry, the tail, the flags. What it cannot reach is what matters: the
@@ -165,6 +166,9 @@ type inbound struct {
 	lastScan atomic.Int64  // unix ns of the last full rescan
 	pulled   bool          // the drain placed a rendezvous payload (under mu)
 	hand     cqHand        // a polling drainer's first WC slot (under mu; cq.go)
+	watch    []watchedRing // rings whose peers may skip hints, oldest first (under mu; shm_watch.go)
+	nwatch   atomic.Int32  // len(watch), for a look without mu
+	cooled   int           // entries of watch no longer hot (under mu)
 }
 
 // ready reports whether the hint for the head position waits (one load).

@@ -26,6 +26,7 @@ type cq struct {
 	ctx   uint64
 	n     atomic.Int64            // completions held: the lock-free empty check
 	hot   atomic.Pointer[shmWire] // the connection that last completed a receive here (shm_dev.go)
+	idle  atomic.Uint32           // Polls without a hint to take (watchEvery)
 	refs  atomic.Int32            // QPs completing into it
 	dead  atomic.Bool
 	armd  atomic.Bool // armed, for lent's look without mu
@@ -184,7 +185,7 @@ func (q *cq) poll(wc []rdma.WC) int {
 	k := 0
 	if q.hot.Load() != nil {
 		k = d.peekHot(q, wc)
-	} else if d.in.ready(d.bell) {
+	} else if d.in.ready(d.bell) || d.in.nwatch.Load() != 0 && q.idle.Add(1)%watchEvery == 0 {
 		k = d.drainFor(q, wc)
 	}
 	if q.n.Load() == 0 || k == len(wc) {

@@ -185,6 +185,9 @@ func (d *device) sleepOnBell(seq uint32, dur time.Duration) bool {
 	}
 	m.add32(bellOffSleepers, 1)
 	local.sleepers.Add(1)
+	// Senders skip no hint from now on; a message published unhinted
+	// before is in a watched ring (shm_watch.go).
+	drainLocalWatched()
 	intr := false
 	if m.ld32(bellOffSeq) == seq && !d.in.ready(m) && !localReady() {
 		intr = futexWaitOn(m.addr32(bellOffSeq), seq, dur)

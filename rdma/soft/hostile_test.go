@@ -384,7 +384,7 @@ func attackRing(args []string) {
 		off := w.tx.slot(w.tx.head)
 		putDataSlot(w.mem, off, &h, 0, nsge)
 		pos := w.tx.head
-		w.tx.publish()
+		w.tx.publish(false)
 		w.notifyPeer(pos, false)
 	}
 	qq.mu.Lock()
@@ -405,7 +405,7 @@ func attackRing(args []string) {
 		slot(hdr{typ: msgSend, flags: flAckReq, num: 1, len: 2 * eagerMax}, 1)
 	case "nak": // a NAK carrying success, for a request never sent
 		putCtlSlot(w.mem, w.txc.slot(w.txc.head), msgNak, 7, rdma.WCSuccess)
-		w.txc.publish()
+		w.txc.publish(false)
 		w.notifyPeer(0, true)
 	case "acked": // a verdict count for requests never sent
 		w.mem.st64(w.rxDir+dirOffAcked, 5)

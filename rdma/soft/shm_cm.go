@@ -437,6 +437,7 @@ func (w *shmWire) release() {
 	w.c.placeMu.Lock()
 	w.q.shmw.CompareAndSwap(w, nil)
 	w.makeHot(nil)
+	d.forgetLocked(w)
 	w.mem.unmap()
 	w.peerBell.m.unmap()
 	w.peerKeys.unmap()

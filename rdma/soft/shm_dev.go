@@ -70,11 +70,22 @@ func eachLocal(f func(*device)) {
 	}
 }
 
-// drainLocal takes the hints waiting at every device of the process.
+// drainLocal takes the hints waiting at every device of the process, and
+// the messages of its watched rings.
 func drainLocal() {
 	eachLocal(func(d *device) {
-		if d.in.ready(d.bell) {
+		if d.in.ready(d.bell) || d.in.nwatch.Load() != 0 {
 			d.drainInbound()
+		}
+	})
+}
+
+// drainLocalWatched is a sleeper's last look at the watched rings of every
+// device of the process, once it counts itself a sleeper (shm_watch.go).
+func drainLocalWatched() {
+	eachLocal(func(d *device) {
+		if d.in.nwatch.Load() != 0 {
+			d.drainWatched()
 		}
 	})
 }
@@ -187,8 +198,11 @@ func (d *device) peekHot(q *cq, wc []rdma.WC) int {
 func (d *device) peekHotLocked(q *cq) {
 	in := &d.in
 	w := q.hot.Load() // under in.mu: its mappings stay (release clears it first)
-	if w == nil || w.closed.Load() || w.rxWait {
-		if in.ready(d.bell) {
+	if w == nil || w.closed.Load() || w.rxWait || in.cooled != 0 {
+		// A ring that was hot may hold unhinted messages that come
+		// first: the drain orders them (shm_watch.go). (The other hot
+		// rings are other CQs': their order is not ours to keep.)
+		if in.ready(d.bell) || len(in.watch) != 0 {
 			d.drainLocked()
 		}
 		return
@@ -241,6 +255,9 @@ func (d *device) takeHintsLocked(budget int) (took, more bool) {
 	in.pulled = false
 	for i := 0; ; i++ {
 		pos := in.head.Load()
+		if len(in.watch) != 0 {
+			d.serveWatchLocked(pos) // the watched rings' messages before the hint at pos
+		}
 		e := m.ld64(inSlotOff(pos))
 		if !hintAt(e, pos) {
 			return took, false

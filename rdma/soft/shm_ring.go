@@ -41,6 +41,7 @@ const (
 	dirOffGrant     = 0   // uint32 the consumer's grant
 	dirOffAcked     = 8   // uint64 the consumer's verdicts: count executed | NAKs published<<32
 	dirOffTail      = 64  // uint64 data ring consumer index
+	dirOffWatched   = 72  // uint32 the consumer looks at this ring without hints (see shmWire.send)
 	dirOffBlocked   = 128 // uint32 the producer found the data ring full
 	dirOffHungry    = 136 // uint64 the producer waits for a grant beyond (see askGrant)
 	dirOffWantAck   = 144 // uint64 the producer waits for verdicts beyond (see send)
@@ -90,9 +91,15 @@ func (r *ring) room() bool {
 	return r.head-r.tail < r.n
 }
 
-// publish makes the slot at head visible (its contents are written).
-func (r *ring) publish() {
-	r.m.pub64(r.slot(r.head)+slotOffSeq, r.head+1)
+// publish makes the slot at head visible (its contents are written);
+// fenced, the store is sequentially consistent (a locked exchange on
+// amd64): the loads after it cannot pass it (see shmWire.send).
+func (r *ring) publish(fenced bool) {
+	if fenced {
+		r.m.st64(r.slot(r.head)+slotOffSeq, r.head+1)
+	} else {
+		r.m.pub64(r.slot(r.head)+slotOffSeq, r.head+1)
+	}
 	r.head++
 }
 

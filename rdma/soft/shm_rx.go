@@ -115,7 +115,7 @@ func (w *shmWire) drainData(seq uint32, all bool) bool {
 				w.rxChunk++
 			}
 			w.rxWait = false
-			if cq := w.c.placedIn; cq != nil && cq.hot.Load() != w {
+			if cq := w.c.placedIn; cq != nil && (cq.hot.Load() != w || !w.watched) {
 				w.makeHot(cq)
 			}
 			if h.flags&flNotify != 0 {
@@ -218,14 +218,24 @@ func (p *shmPull) place(dst []rdma.SGE, n uint64) (local, src bool, err error) {
 
 func (p *shmPull) discard(uint64) error { return nil }
 
-// makeHot makes us the connection cq's Poll looks at directly (nil: none);
-// in.mu held. A connection is hot in at most one CQ.
+// makeHot makes us the connection cq's Poll looks at directly (nil: none),
+// and lets our peer skip the hints of its messages while we are
+// (watchLocked); in.mu held. A connection is hot in at most one CQ and a
+// CQ has at most one: the messages of its other connections keep their
+// hints, which order them against the hot one's (shm_watch.go).
 func (w *shmWire) makeHot(cq *cq) {
+	d := w.d
 	if w.hotIn != nil && w.hotIn != cq {
 		w.hotIn.hot.CompareAndSwap(w, nil)
+		d.unwatchLocked(w)
 	}
 	w.hotIn = cq
-	if cq != nil {
-		cq.hot.Store(w)
+	if cq == nil {
+		return
 	}
+	if old := cq.hot.Swap(w); old != nil && old != w {
+		old.hotIn = nil
+		d.unwatchLocked(old)
+	}
+	d.watchLocked(w)
 }

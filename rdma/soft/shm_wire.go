@@ -3,7 +3,8 @@ package soft
 // The shared-memory wire: one connection between two processes of this
 // host. Messages travel in the rings of a connection segment (shm_ring.go);
 // each published message is followed by a hint in the receiver's inbound
-// queue (bell.go), which its Poll drains. An eager payload is copied into
+// queue (bell.go), which its Poll drains, unless the receiver watches the
+// ring (shm_watch.go). An eager payload is copied into
 // the slot at issue (a fault-safe copy: a region unmapped after
 // registration fails the request, not the process); a rendezvous message
 // carries a descriptor of the sender's memory, which the receiver reads
@@ -56,6 +57,7 @@ type shmWire struct {
 	naksIn  atomic.Uint32 // the peer's NAKs taken from the control ring and applied (drain)
 	ackIn   uint32        // the verdict count last reported to the engine (drain)
 	hotIn   *cq           // the CQ whose hot connection we are (drain)
+	watched bool          // our dirOffWatched is set: the peer may skip hints (drain)
 	naksOut uint32        // our NAKs published (qp.mu)
 	closed  atomic.Bool
 	iov     [2][maxSGE]iov // one-sided access scratch: [0] local, [1] remote (one issuer at a time)
@@ -161,9 +163,30 @@ func (w *shmWire) send(h *hdr, sgl []rdma.SGE) issued {
 	// it was appended before this post began (see peekHot).
 	w.mem.put32(off+dsOffStamp, uint32(w.peerBell.m.ld64(bellOffTail)))
 	pos := w.tx.head
-	w.tx.publish()
+	watched := w.mem.ld32(w.txDir+dirOffWatched) != 0
+	w.tx.publish(watched)
+	if watched && w.unhinted() {
+		return issuedAcked
+	}
 	w.notifyPeer(pos, false)
 	return issuedAcked
+}
+
+// unhinted reports, after a fenced publish, whether the message may go
+// without a hint: the consumer still looks at this ring directly
+// (dirOffWatched) and nobody of its process sleeps. It is one half of a
+// store-then-load handshake: the consumer clears the word, or counts a
+// sleeper, before it looks at the ring, so either it sees this message
+// there or we see the word cleared (or the sleeper) and append the hint,
+// which also rings the sleepers. The hint's compare-and-swap on
+// a line the consumer polls cost the sender about 140-200 ns a message
+// and left the consumer a stale hint to drop after it had taken the
+// message from the ring.
+func (w *shmWire) unhinted() bool {
+	if w.mem.ld32(w.txDir+dirOffWatched) == 0 || w.peerBell.m.ld32(bellOffSleepers) != 0 {
+		return false
+	}
+	return !w.inProc || local.sleepers.Load() == 0
 }
 
 // chunkRoom reports whether a chunk is free, refreshing the consumer's
@@ -321,7 +344,7 @@ func (w *shmWire) nak(k uint32, st rdma.WCStatus) {
 		return // only a peer that ignores the bound gets here
 	}
 	putCtlSlot(w.mem, w.txc.slot(w.txc.head), msgNak, k, st)
-	w.txc.publish()
+	w.txc.publish(false)
 	w.naksOut++
 	w.mem.st64(w.rxDir+dirOffAcked, uint64(w.naksOut)<<32|uint64(k))
 	w.notifyPeer(0, true)

@@ -130,6 +130,7 @@ func (l *tcpLoop) sleepServing(dev *device, seq uint32, d time.Duration) bool {
 	m := dev.bell
 	m.add32(bellOffSleepers, 1)
 	local.sleepers.Add(1)
+	drainLocalWatched() // as sleepOnBell: other devices of the process may have watched rings
 	intr := false
 	if m.ld32(bellOffSeq) == seq && !dev.in.ready(m) && !localReady() && dev.shm.conns.Load() == 0 && !l.isStopped() {
 		intr = epollSleep(l.sleepEp, d)
