@@ -12,7 +12,9 @@ package soft
 //
 //	device.mu          object sets: create, destroy, close
 //	connReq.mu         a pending connection request
-//	inbound.mu         the drain of the device's inbound queue (TryLock)
+//	inbound.mu         the drain of the device's inbound queue and its
+//	                   watched rings (Poll TryLocks it; a sleeper's last
+//	                   look and the rescan lock it)
 //	tcpLoop.turn       serving a device's TCP connections (Poll TryLocks
 //	                   it; its holder reads sockets, ≤64 KiB at a time)
 //	qp.mu              a QP's state, queues and current connection

@@ -50,6 +50,19 @@ func (p *watchPair) send(t *testing.T, q rdma.QP) (hinted bool) {
 
 func (p *watchPair) wire(q rdma.QP) *shmWire { return q.(*qp).shmw.Load() }
 
+// unhintedWaits makes x hot (a first message, hinted, taken by a Poll of
+// b's receive CQ), runs before, then sends on x a second message (receive
+// 2), which goes unhinted and waits in x's ring.
+func (p *watchPair) unhintedWaits(t *testing.T, before func()) {
+	t.Helper()
+	p.recv(t, p.b.qp, 1)
+	p.recv(t, p.b.qp, 2)
+	require.True(t, p.send(t, p.a.qp))
+	pollN(t, p.b.rcq, 1)
+	before()
+	require.False(t, p.send(t, p.a.qp), "hinted though x is watched")
+}
+
 func wrids(wc []rdma.WC) []uint64 {
 	var ids []uint64
 	for _, c := range wc {
@@ -108,12 +121,7 @@ func TestWatchedRingKeepsArrivalOrder(t *testing.T) {
 // CQ's notification ends the sleep rather than its timeout.
 func TestSleeperTakesUnhintedMessage(t *testing.T) {
 	p := newWatchPair(t)
-	p.recv(t, p.b.qp, 1)
-	p.recv(t, p.b.qp, 2)
-	require.True(t, p.send(t, p.a.qp))
-	pollN(t, p.b.rcq, 1)
-	require.NoError(t, p.b.rcq.Arm(false))
-	require.False(t, p.send(t, p.a.qp))
+	p.unhintedWaits(t, func() { require.NoError(t, p.b.rcq.Arm(false)) })
 	seq := p.d.bell.ld32(bellOffSeq)
 	p.d.sleepOnBell(seq, 2*time.Second)
 	require.NotEqual(t, seq, p.d.bell.ld32(bellOffSeq), "slept through the message")
@@ -125,11 +133,7 @@ func TestSleeperTakesUnhintedMessage(t *testing.T) {
 // hints: its peer's sends complete on their placement.
 func TestRequestCQPollsServeWatchedRings(t *testing.T) {
 	p := newWatchPair(t)
-	p.recv(t, p.b.qp, 1)
-	p.recv(t, p.b.qp, 2)
-	require.True(t, p.send(t, p.a.qp))
-	pollN(t, p.b.rcq, 1)
-	require.False(t, p.send(t, p.a.qp))
+	p.unhintedWaits(t, func() {})
 	var wc [4]rdma.WC
 	for i := 0; i < watchEvery; i++ {
 		require.Zero(t, p.b.scq.Poll(wc[:]))
