@@ -303,14 +303,27 @@ func (d *device) rescanLocked() {
 		d.in.head.Store(h + 1) // a hole
 	}
 	m.st64(bellOffHead, d.in.head.Load())
+	if rescanHook != nil {
+		rescanHook()
+	}
+	// The walk goes in slot order, not arrival order: a message published
+	// since the hints above were taken, behind a hint now waiting, is left
+	// to the drain that takes that hint first (one whose hint was erased
+	// has a stamp the head reaches).
 	for i := range d.qps {
 		if q := d.qps[i].Load(); q != nil {
-			if w := q.shmw.Load(); w != nil {
-				w.onHint(hintAll, true)
+			if w := q.shmw.Load(); w != nil && !w.closed.Load() {
+				d.in.pulled = false // one large placement per connection
+				d.serveRingLocked(w, d.in.head.Load(), watchHot)
+				w.onHint(0, true) // verdicts, NAKs, ring room, what the send queue waits for
 			}
 		}
 	}
 }
+
+// rescanHook, when set (tests only), runs between the rescan's hints and
+// its walk of the connections.
+var rescanHook func()
 
 // rescanNow runs a rescan from a waiter (see rescanDue).
 func (d *device) rescanNow() {

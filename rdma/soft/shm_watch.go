@@ -126,11 +126,8 @@ func (d *device) serveWatchLocked(pos uint64) {
 		// Indexed, not a pointer: a placement may append an entry
 		// (makeHot) and move the array.
 		w := in.watch[i].w
-		for !in.pulled && !w.closed.Load() && !w.rxWait && w.rx.tail < in.watch[i].until && w.rx.ready() {
-			if after(w.mem.get32(w.rx.slot(w.rx.tail)+dsOffStamp), uint32(pos)) && hintAt(d.bell.ld64(inSlotOff(pos)), pos) {
-				break
-			}
-			w.onHint(uint32(w.rx.tail)&hintSeqMask, false)
+		if !w.rxWait {
+			d.serveRingLocked(w, pos, in.watch[i].until)
 		}
 		if u := in.watch[i].until; u != watchHot && (w.closed.Load() || w.rxWait || w.rx.tail >= u) {
 			// Served (a message waiting for an SRQ receive is resumed
@@ -142,6 +139,23 @@ func (d *device) serveWatchLocked(pos uint64) {
 			return
 		}
 		i++
+	}
+}
+
+// serveRingLocked takes w's published messages below ring position until
+// while each comes before the hint at queue position pos, or no hint waits
+// there (its slot seen published first, the queue looked at after it); it
+// stops at a message that waits for an SRQ receive, and after a
+// rendezvous placement (pulled). in.mu held.
+func (d *device) serveRingLocked(w *shmWire, pos, until uint64) {
+	for !d.in.pulled && !w.closed.Load() && w.rx.tail < until && w.rx.ready() {
+		if after(w.mem.get32(w.rx.slot(w.rx.tail)+dsOffStamp), uint32(pos)) && hintAt(d.bell.ld64(inSlotOff(pos)), pos) {
+			return
+		}
+		w.onHint(uint32(w.rx.tail)&hintSeqMask, false)
+		if w.rxWait {
+			return
+		}
 	}
 }
 

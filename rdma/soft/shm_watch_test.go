@@ -140,3 +140,21 @@ func TestRequestCQPollsServeWatchedRings(t *testing.T) {
 	}
 	require.EqualValues(t, 1, p.b.rcq.(*cq).n.Load(), "the message was not placed")
 }
+
+// The rescan's walk of every connection (which finds messages whose hints
+// were lost) goes in slot order: a message published after its hint loop,
+// behind a hint now waiting, is left to that hint's drain, so y's message
+// still completes before x's, posted after it on the lower slot.
+func TestRescanKeepsArrivalOrder(t *testing.T) {
+	p := newWatchPair(t)
+	p.recv(t, p.b.qp, 1)
+	p.recv(t, p.by, 11)
+	rescanHook = func() {
+		rescanHook = nil
+		require.True(t, p.send(t, p.ay))
+		require.True(t, p.send(t, p.a.qp))
+	}
+	t.Cleanup(func() { rescanHook = nil })
+	p.d.rescanNow()
+	require.Equal(t, []uint64{11, 1}, wrids(pollN(t, p.b.rcq, 2)))
+}
