@@ -104,8 +104,11 @@ func (r *ring) publish(fenced bool) {
 }
 
 // ready reports whether the consumer has a message at tail.
-func (r *ring) ready() bool {
-	return r.m.ld64(r.slot(r.tail)+slotOffSeq) == r.tail+1
+func (r *ring) ready() bool { return r.published(r.tail) }
+
+// published reports whether the slot at position i holds its message.
+func (r *ring) published(i uint64) bool {
+	return r.m.ld64(r.slot(i)+slotOffSeq) == i+1
 }
 
 // take consumes the slot at tail.

@@ -13,10 +13,8 @@ package soft
 // takes first a message whose stamp (our queue tail as its sender read it
 // before publishing) is not past that hint's position: every hint appended
 // before that message's post began is taken, and that hint came from a
-// post that overlapped it or began later. (The ring's slot is looked at
-// first, the queue after it: the other way round, a hint appended just
-// before the message was missed, and test_multi_ep_order failed 4 runs in
-// 20.) A CQ has one hot connection, so
+// post that overlapped it or began later (hintBefore, which looks at the
+// ring's slot first and the queue after it). A CQ has one hot connection, so
 // one watched ring per CQ holds unhinted messages at a time, plus rings
 // that were hot: when a CQ's hot connection changes, the old one's word is
 // cleared with a locked exchange and its entry stays, up to the ring
@@ -81,7 +79,7 @@ func (d *device) unwatchLocked(w *shmWire) {
 	w.watched = false
 	w.mem.st32(w.rxDir+dirOffWatched, 0)
 	end := w.rx.tail
-	for end-w.rx.tail < dataSlots && w.mem.ld64(w.rx.slot(end)+slotOffSeq) == end+1 {
+	for end-w.rx.tail < dataSlots && w.rx.published(end) {
 		end++
 	}
 	for i := range d.in.watch {
@@ -143,13 +141,12 @@ func (d *device) serveWatchLocked(pos uint64) {
 }
 
 // serveRingLocked takes w's published messages below ring position until
-// while each comes before the hint at queue position pos, or no hint waits
-// there (its slot seen published first, the queue looked at after it); it
+// while none comes after the hint at queue position pos (hintBefore); it
 // stops at a message that waits for an SRQ receive, and after a
 // rendezvous placement (pulled). in.mu held.
 func (d *device) serveRingLocked(w *shmWire, pos, until uint64) {
 	for !d.in.pulled && !w.closed.Load() && w.rx.tail < until && w.rx.ready() {
-		if after(w.mem.get32(w.rx.slot(w.rx.tail)+dsOffStamp), uint32(pos)) && hintAt(d.bell.ld64(inSlotOff(pos)), pos) {
+		if d.hintBefore(w, pos) {
 			return
 		}
 		w.onHint(uint32(w.rx.tail)&hintSeqMask, false)
