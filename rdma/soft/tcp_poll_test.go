@@ -200,6 +200,19 @@ func TestTCPReadAnsweredBeforeSent(t *testing.T) {
 	require.Zero(t, counted.Load(), "sends of the responder with its read still counted as outstanding")
 }
 
+// loopOf returns the loop of e's device once e's connection is in it:
+// each side hands its connection to the loop after the consumer saw it
+// established.
+func loopOf(t *testing.T, e *end) *tcpLoop {
+	t.Helper()
+	d := e.dev.(*device)
+	waitFor(t, "the connection in its device's loop", func() bool {
+		l := d.tcp.live.Load()
+		return l != nil && l.nconns.Load() > 0
+	}, nil)
+	return d.tcp.live.Load()
+}
+
 // holdLoop holds the loop goroutine of l at the top of its round (the
 // test hook) until the function it returns is called, which may be called
 // more than once.
@@ -224,14 +237,24 @@ func holdLoop(t *testing.T, l *tcpLoop) (release func()) {
 			close(hold)
 		}
 	}
-	l.kick() // the goroutine comes round to the hook
-	select {
-	case <-held:
-	case <-time.After(testWait):
-		release()
-		t.Fatal("the loop goroutine did not come round")
+	// A kick asks the goroutine for a fresh look, not for a new round: a
+	// round already past the hook serves the kick's wake (which clears
+	// it), drops its poke as stale and sleeps. So kick until it comes
+	// round.
+	l.kick()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.After(testWait); ; {
+		select {
+		case <-held:
+			return release
+		case <-tick.C:
+			l.kick()
+		case <-deadline:
+			release()
+			t.Fatal("the loop goroutine did not come round")
+		}
 	}
-	return release
 }
 
 // A Wait on a device whose connections are all TCP serves them itself: a
@@ -242,8 +265,7 @@ func holdLoop(t *testing.T, l *tcpLoop) (release func()) {
 // (dat_evd_wait ping-pongs over godat-tcp took 80 us one way, not 8).
 func TestTCPWaitServesItself(t *testing.T) {
 	a, b := tcpPair(t)
-	bl := b.dev.(*device).tcp.live.Load()
-	require.NotNil(t, bl)
+	bl := loopOf(t, b)
 	release := holdLoop(t, bl)
 	defer release()
 	sb, smr := a.buf(t, 8, allAccess)
@@ -334,8 +356,7 @@ func TestTCPWaitWokenByOthersPoll(t *testing.T) {
 // only ones to serve.
 func TestTCPPollSkipsTheLookAfterADrainedFind(t *testing.T) {
 	a, b := tcpPair(t)
-	bl := b.dev.(*device).tcp.live.Load()
-	require.NotNil(t, bl)
+	bl := loopOf(t, b)
 	defer holdLoop(t, bl)()
 	sb, smr := a.buf(t, 8, allAccess)
 	rb, rmr := b.buf(t, 8, allAccess)
