@@ -379,3 +379,65 @@ func TestTCPPollSkipsTheLookAfterADrainedFind(t *testing.T) {
 		require.Equal(t, n+1, looks(), "round %d: the next Poll did not look", round)
 	}
 }
+
+// A Poll on a device with one TCP connection reads it without asking the
+// epoll set (collect): 20 polled receives make no epoll_wait. The edges
+// those reads leave in the set cost a waiter that sleeps afterwards at
+// most one early end of its sleep, not a spin. With a second connection
+// on the device, Polls ask the set again, and both connections deliver.
+func TestTCPPollReadsALoneConnection(t *testing.T) {
+	a, b := tcpPair(t)
+	bl := loopOf(t, b)
+	release := holdLoop(t, bl)
+	defer release()
+	counts := func() (asks, looks, awakes int) {
+		bl.turn.Lock()
+		defer bl.turn.Unlock()
+		return bl.asks, bl.looks, bl.awakes
+	}
+	pingB := func(from *end, rounds int) {
+		t.Helper()
+		sb, smr := from.buf(t, 8, allAccess)
+		rb, rmr := b.buf(t, 8, allAccess)
+		for i := 0; i < rounds; i++ {
+			require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{WRID: uint64(i), SGL: []rdma.SGE{sge(rb, rmr)}}))
+			sb[0] = byte(i)
+			require.NoError(t, from.qp.PostSend(&rdma.SendWR{Opcode: rdma.WRSend, SGL: []rdma.SGE{sge(sb, smr)}}))
+			wc := pollN(t, b.rcq, 1)[0]
+			require.Equal(t, rdma.WCSuccess, wc.Status)
+			require.Equal(t, byte(i), rb[0])
+		}
+	}
+	asks0, looks0, _ := counts()
+	pingB(a, 20)
+	asks1, looks1, awakes1 := counts()
+	require.Greater(t, looks1, looks0, "the Polls did not look")
+	require.Equal(t, asks0, asks1, "Polls on a device with one connection asked the epoll set")
+
+	// A Wait with nothing arriving: its sleep may end once early (the
+	// loop's wake eventfd, which the Polls leave set), then it sleeps.
+	require.NoError(t, b.rcq.Arm(false))
+	seq := b.ch.Seq()
+	require.False(t, b.ch.Wait(seq, 100*time.Millisecond))
+	require.Equal(t, seq, b.ch.Seq(), "a notification with nothing sent")
+	_, _, awakes2 := counts()
+	require.LessOrEqual(t, awakes2-awakes1, 2, "the waiter's sleep kept ending")
+
+	// A second connection on b's device: Polls ask the set.
+	c := newEnd(t, rdma.Params{"transport": "tcp"})
+	b2 := *b
+	b2.qp = b.newQP(t, nil)
+	connect(t, c, &b2, nil, nil)
+	waitFor(t, "the second connection in the loop", func() bool { return bl.nconns.Load() == 2 }, nil)
+	pingB(a, 5)
+	asks3, _, _ := counts()
+	require.Greater(t, asks3, asks1, "Polls on a device with two connections did not ask the epoll set")
+	rb, rmr := b.buf(t, 8, allAccess)
+	sc, scmr := c.buf(t, 8, allAccess)
+	require.NoError(t, b2.qp.PostRecv(&rdma.RecvWR{WRID: 77, SGL: []rdma.SGE{sge(rb, rmr)}}))
+	copy(sc, "second!")
+	require.NoError(t, c.qp.PostSend(&rdma.SendWR{Opcode: rdma.WRSend, SGL: []rdma.SGE{sge(sc, scmr)}}))
+	wc := pollN(t, b.rcq, 1)[0]
+	require.Equal(t, uint64(77), wc.WRID)
+	require.Equal(t, "second!", string(rb[:7]))
+}

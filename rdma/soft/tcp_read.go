@@ -107,6 +107,9 @@ func (b *treader) fillNB(inLoop bool) (ok bool, err error) {
 	}
 	b.more = n == len(b.buf)-b.wp
 	b.wp += n
+	if inLoop {
+		b.w.loop.reads++
+	}
 	return true, nil
 }
 

@@ -96,6 +96,7 @@ func (l *tcpLoop) serveAwake(dev *device, seq uint32) {
 	if l.closed {
 		return
 	}
+	l.awakes++
 	l.lazy = true
 	for l.serve(1) {
 		if dev.bell.ld32(bellOffSeq) != seq {
