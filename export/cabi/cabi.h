@@ -39,7 +39,9 @@ void *godat_handle_region(size_t bytes, unsigned views);
 // that timed out: the ABI's entry points say which, godat_tick_idle) and
 // never delays a post or a call that returns an event. A thread that calls
 // now and then never yields: its first call after a gap of GODAT_YIELD_NS
-// or more only starts the count.
+// or more only starts the count (a gap as the coarse clock reads it, which
+// in a VM may stand still for several milliseconds: calls 6 ms apart then
+// yield now and then, which costs them nothing but the yield).
 #define GODAT_YIELD_NS 5000000u
 
 // Only every GODAT_TICK_SAMPLE-th call of a thread reads the clock (a read

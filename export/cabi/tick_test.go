@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 const ms = uint64(1e6)
@@ -80,14 +81,24 @@ func TestTickDueWaitsForIdleCall(t *testing.T) {
 	assert.False(t, tickDue(), "the idle call took the yield")
 }
 
-// A thread whose calls come 6 ms apart never has a yield due.
+// A thread whose calls come well apart never has a yield due. Apart as
+// the coarse clock reads them: that clock moves in steps of a scheduler
+// tick (4 ms at HZ=250) and, in a VM, stands still at times: on these
+// machines two calls 6 ms apart read 0 ms apart now and then, and 61 of
+// 1500 calls 6 ms apart had a yield due (the clean-clone CI failed on it
+// once); calls 14 ms apart (2 yieldEvery and a step) read 8 ms apart at
+// the least, and none of 1500 did.
 func TestTickSparseCallsNeverDue(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	var res unix.Timespec
+	require.NoError(t, unix.ClockGetres(unix.CLOCK_MONOTONIC_COARSE, &res))
+	gap := 2*time.Duration(yieldEvery) + time.Duration(res.Nano())
 	tickIdle()
+	time.Sleep(gap) // an earlier test's calls on this thread are a gap ago
 	for i := 0; i < 8; i++ {
 		tickCalls(tickSample)
-		assert.False(t, tickDue(), "after sample %d", i)
-		time.Sleep(6 * time.Millisecond)
+		assert.False(t, tickDue(), "after sample %d (calls %v apart)", i, gap)
+		time.Sleep(gap)
 	}
 }
