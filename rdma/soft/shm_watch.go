@@ -140,10 +140,10 @@ func (d *device) serveWatchLocked(pos uint64) {
 	}
 }
 
-// serveRingLocked takes w's published messages below ring position until
-// while none comes after the hint at queue position pos (hintBefore); it
-// stops at a message that waits for an SRQ receive, and after a
-// rendezvous placement (pulled). in.mu held.
+// serveRingLocked takes w's published messages below ring position until,
+// as long as no hint waiting at queue position pos comes before the next
+// of them (hintBefore); it stops at a message that waits for an SRQ
+// receive, and after a rendezvous placement (pulled). in.mu held.
 func (d *device) serveRingLocked(w *shmWire, pos, until uint64) {
 	for !d.in.pulled && !w.closed.Load() && w.rx.tail < until && w.rx.ready() {
 		if d.hintBefore(w, pos) {

@@ -116,13 +116,13 @@ type tcpLoop struct {
 	run       []*tcpWire          // the queue of connections to give a turn
 	evs       [64]unix.EpollEvent // the last epoll_wait's
 	nev       int
-	closed    bool   // the descriptors are gone
-	lazy      bool   // a consumer's Poll serves: verdicts may wait
-	polling   bool   // a consumer's Poll serves (not a waiter): see collect
-	found     bool   // the last epoll_wait (or lone read) of a Poll's serve found something
-	reads     uint64 // the turn holders' reads that got data
-	loneReads uint64 // reads when a Poll's collect queued the lone connection (loneLook)
-	loneLook  bool
+	closed    bool       // the descriptors are gone
+	lazy      bool       // a consumer's Poll serves: verdicts may wait
+	polling   bool       // a consumer's Poll serves (not a waiter): see collect
+	found     bool       // the last epoll_wait (or lone read) of a Poll's serve found something
+	reads     uint64     // the turn holders' reads that got data
+	loneReads uint64     // reads when a Poll's collect queued the lone connection
+	loneLook  bool       // this pass's collect did (serve turns reads into found)
 	looks     int        // Polls that looked at the sockets (for tests)
 	asks      int        // epoll_waits on the set by the turn holders (for tests)
 	awakes    int        // sleeps of a waiter that ended in serving (for tests)
