@@ -73,6 +73,12 @@ type EVD struct {
 	wcs    [evdPollBatch]rdma.WC
 	evs    [evdPollBatch]Event
 
+	// quiet is where an empty dequeue says so, for the export layer's C
+	// fast path, and qcq the CQ's watch (evd_quiet.go); both nil when
+	// either side cannot. Set before the EVD is used.
+	quiet QuietSink
+	qcq   rdma.QuietCQ
+
 	// deferred holds events pushed while another thread held pollMu (under
 	// e.mu; ndeferred is its length, read without it): that thread may
 	// hold completions that came before them, so they enter the ring
@@ -137,6 +143,7 @@ func (e *EVD) cqFor(d *device) (rdma.CQ, error) {
 	}
 	nu := append(cur[:len(cur):len(cur)], foreignCQ{dev: d, cq: cq})
 	e.more.Store(&nu)
+	e.bumpQuiet()
 	return cq, nil
 }
 
@@ -201,6 +208,7 @@ func (e *EVD) push(ev *Event) {
 		if !e.dead {
 			e.deferred = append(e.deferred, *ev)
 			e.ndeferred.Add(1)
+			e.bumpQuiet()
 		}
 		e.mu.Unlock()
 		e.settle()
@@ -295,6 +303,7 @@ func (e *EVD) insertLocked(ev *Event) (trigger bool) {
 	}
 	e.ring[i] = *ev
 	e.count++
+	e.bumpQuiet()
 	if e.count == 1 && e.queued.Load() == 0 {
 		e.queued.Store(1) // only the empty/non-empty edge is published
 	}
@@ -335,12 +344,16 @@ func (e *EVD) popLocked(out *Event) {
 // Dequeue removes the first event (dat_evd_dequeue). A consumer polling an
 // empty EVD takes no lock of the EVD's queue: one poll of the CQ.
 func (e *EVD) Dequeue(out *Event) error {
+	gen, epoch, quiet := e.quietStart()
 	if e.queued.Load() != 0 || e.blocked.Load() {
 		if err := e.tryDequeue(out); err != ErrQueueEmpty {
 			return err
 		}
 	}
 	if e.cq == nil {
+		if quiet && e.queued.Load() == 0 && !e.blocked.Load() {
+			e.publishQuiet(gen, epoch)
+		}
 		return ErrQueueEmpty
 	}
 	if e.pumpDequeue(out) {
@@ -350,6 +363,9 @@ func (e *EVD) Dequeue(out *Event) error {
 	// thread pushed one meanwhile (queued); blocked covers a waiter or a
 	// destroyed EVD. Otherwise the EVD is empty without a look under e.mu.
 	if e.queued.Load() == 0 && !e.blocked.Load() {
+		if quiet {
+			e.publishQuiet(gen, epoch)
+		}
 		return ErrQueueEmpty
 	}
 	return e.tryDequeue(out)
@@ -510,6 +526,7 @@ func (e *EVD) destroyLocked() {
 	e.mu.Lock()
 	e.dead = true
 	e.blocked.Store(true)
+	e.bumpQuiet()
 	cno := e.cno
 	e.cno = nil
 	e.hasCNO.Store(false)

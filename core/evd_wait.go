@@ -28,6 +28,7 @@ func (e *EVD) Wait(timeout time.Duration, threshold int, out *Event) (int, error
 	}
 	e.waiting = true
 	e.blocked.Store(true)
+	e.bumpQuiet()
 	e.mu.Unlock()
 
 	n, err := e.waitLoop(timeout, threshold, out)

@@ -235,6 +235,7 @@ type fakeCQ struct {
 	armed bool
 	over  bool
 	polls atomic.Int64
+	epoch atomic.Uint64 // bumped by push (rdma.QuietCQ, evd_quiet_test.go)
 }
 
 func (d *fakeDev) CreateCQ(depth int, ch rdma.CompChannel, ctx uint64) (rdma.CQ, error) {
@@ -247,6 +248,7 @@ func (d *fakeDev) CreateCQ(depth int, ch rdma.CompChannel, ctx uint64) (rdma.CQ,
 func (q *fakeCQ) push(wc rdma.WC) {
 	q.mu.Lock()
 	q.wcs = append(q.wcs, wc)
+	q.epoch.Add(1)
 	overrun := len(q.wcs) > q.depth && !q.over
 	if overrun {
 		q.over = true

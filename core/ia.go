@@ -416,6 +416,7 @@ func (ia *IA) CreateEVD(qlen int, flags EVDFlags, cno *CNO) (*EVD, error) {
 		evdIDs.remove(evd.id)
 		return nil, err
 	}
+	evd.setQuiet(ia.handles)
 	if cno != nil {
 		cno.attach(evd)
 	}

@@ -84,6 +84,9 @@ DAT_RETURN dat_evd_post_se(DAT_EVD_HANDLE evd_handle, const DAT_EVENT * event)
 DAT_RETURN dat_evd_dequeue(DAT_EVD_HANDLE evd_handle, DAT_EVENT * event)
 {
 	GODAT_GUARD;
+	DAT_RETURN fast;
+	if (godat_fast_dat_evd_dequeue(&fast, evd_handle, event))
+		return godat_return(fast);
 	return godat_return(go_dat_evd_dequeue((godat_handle)evd_handle, event));
 }
 

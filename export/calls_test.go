@@ -67,3 +67,15 @@ func TestCallArgPositions(t *testing.T) {
 	require.Len(t, slices.Compact(sorted), len(names), "a call described twice")
 	require.Len(t, names, len(f.Funcs)+1)
 }
+
+// The C fast path of dat_evd_dequeue (godat_fast_dat_evd_dequeue,
+// export/godat.h) answers DAT_ERROR(DAT_QUEUE_EMPTY, DAT_NO_SUBTYPE): the
+// Go wrapper's empty answer must be that same value.
+func TestDequeueEmptyIsTheFastPaths(t *testing.T) {
+	f, err := abifacts.Read("../ctest/abi/dat12-ofed-layout.tsv")
+	require.NoError(t, err)
+	v, ok := f.Enums["DAT_QUEUE_EMPTY"]
+	require.True(t, ok)
+	const classError = 0x80000000 // DAT_CLASS_ERROR, a const row of the facts
+	require.Equal(t, classError|v, uint64(dequeueEmpty))
+}

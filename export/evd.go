@@ -123,7 +123,8 @@ func go_dat_evd_dequeue(h C.godat_handle, out *C.DAT_EVENT) (ret C.DAT_RETURN) {
 	var ev core.Event
 	if err := evd.Dequeue(&ev); err != nil {
 		if e, ok := err.(core.Error); ok && e == queueEmpty {
-			return dequeueEmpty // what datReturn makes of it, known once
+			cabi.QuietOut(uintptr(h), unsafe.Pointer(out)) // the C fast path's pointer
+			return dequeueEmpty                            // what datReturn makes of it, known once
 		}
 		return datReturn(c, err)
 	}

@@ -143,3 +143,34 @@ type CompChannel interface {
 	// while a CQ uses it; ErrClosed.
 	Destroy() error
 }
+
+// QuietWatch tells a caller outside Go how to know, without calling Poll,
+// that a CQ is still as empty as a Poll just found it: as long as the two
+// watched 64-bit words hold the values given, a Poll would find nothing
+// and would do no progress that matters (the export layer's fast empty
+// dequeue, DESIGN.md section 9). Both addresses stay mapped for the
+// process's life whatever is closed meanwhile, so a stale watch reads
+// harmless memory. Budget bounds how many answers the watch may give
+// before the caller polls again (progress a Poll does now and then, such
+// as the look at rings that carry no hint). A watch with no addresses
+// (zero) watches nothing: an EVD without a CQ publishes one.
+type QuietWatch struct {
+	Epoch, EpochVal uint64 // address and value of a word the backend bumps on any change a Poll would see
+	Slot, SlotVal   uint64 // address and value of the word a peer writes when it adds work
+	Budget          uint32
+}
+
+// QuietCQ is the optional interface of a CQ that can be watched that way.
+// It has no verbs counterpart: rdma-core's ibv_poll_cq is already inline
+// C, where the question does not arise.
+type QuietCQ interface {
+	CQ
+	// QuietEpoch samples the epoch; the caller takes it before the Poll
+	// whose emptiness it wants to keep watching. False when the CQ could
+	// not have a watch after that Poll anyway (a cheap early no).
+	QuietEpoch() (uint64, bool)
+	// Quiet returns the watch of a CQ a Poll just found empty, when the
+	// epoch is still epoch (nothing changed since before that Poll) and
+	// nothing the watch cannot see is pending; else false.
+	Quiet(epoch uint64) (QuietWatch, bool)
+}

@@ -1,4 +1,5 @@
-// The C half of package cabi: the fork flag and the handle region.
+// The C half of package cabi: the fork flag, the handle region and the
+// quiet table.
 
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -9,6 +10,19 @@
 #include "cabi.h"
 
 volatile int godat_forked;
+
+uintptr_t godat_handle_base;
+godat_quiet *godat_quiet_table;
+const uint64_t godat_quiet_nothing;
+
+// godat_quiet_region maps the quiet table, one entry per handle slot;
+// only the pages of entries in use take memory.
+godat_quiet *godat_quiet_region(void)
+{
+	void *p = mmap(NULL, (size_t)GODAT_HANDLE_SLOTS * sizeof(godat_quiet), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
 
 __thread struct godat_tick godat_tick_self __attribute__((tls_model("initial-exec")));
 

@@ -29,6 +29,74 @@ typedef uintptr_t godat_handle;
 
 void *godat_handle_region(size_t bytes, unsigned views);
 
+// The handle region's geometry (handles.go): slots per view, and views,
+// one per generation modulo their number.
+#define GODAT_HANDLE_SLOTS (1u << 18)
+#define GODAT_HANDLE_VIEWS 64u
+#define GODAT_VIEW_BYTES ((uintptr_t)GODAT_HANDLE_SLOTS * sizeof(godat_stub))
+
+// The quiet table: one entry per handle slot, where a DTO EVD whose
+// dequeue found nothing publishes how to know it is still empty, so that
+// the consumer's next empty dequeues are answered here, without entering
+// Go (quiet.go, DESIGN.md section 9). Written by Go under a sequence
+// count (odd while written); read here. Every address a publication holds
+// stays mapped for the life of the process, so a torn or stale one reads
+// harmless memory, and the sequence check then rejects it.
+typedef struct godat_quiet {
+	uint64_t seq;        // odd while written; 0: never published
+	uint64_t handle;     // the EVD the publication is for
+	uint64_t out;        // the event pointer of the last empty Go dequeue
+	uint64_t gen;        // the EVD's change count, bumped by core
+	uint64_t snap;       // gen when the publishing dequeue began
+	uint64_t epoch;      // the CQ's watch (rdma.QuietWatch): a word...
+	uint64_t epoch_val;  // ...and the value it must still hold,
+	uint64_t slot;       // the word a peer writes to add work...
+	uint64_t slot_val;   // ...and its value
+	uint32_t budget;     // answers left before Go looks again
+	uint32_t pad32_;
+	uint64_t pad_[6];    // 128 bytes: no entry shares a line pair
+} godat_quiet;
+
+extern uintptr_t godat_handle_base;
+extern godat_quiet *godat_quiet_table;
+extern const uint64_t godat_quiet_nothing; // 0, the word of a watch of nothing
+
+godat_quiet *godat_quiet_region(void);
+
+// godat_quiet_empty reports whether the EVD behind h is still as empty as
+// the dequeue that published its entry found it (for the same event
+// pointer): the publication is complete and for h, its change count and
+// watched words unchanged, its budget not spent. Any doubt says no, and
+// the call goes to Go.
+static inline int godat_quiet_empty(godat_handle h, const void *out)
+{
+	uintptr_t off = h - godat_handle_base;
+	if (godat_quiet_table == NULL || off >= GODAT_VIEW_BYTES * GODAT_HANDLE_VIEWS || off % sizeof(godat_stub) != 0)
+		return 0;
+	godat_quiet *q = &godat_quiet_table[(off % GODAT_VIEW_BYTES) / sizeof(godat_stub)];
+	uint64_t s = __atomic_load_n(&q->seq, __ATOMIC_ACQUIRE);
+	if (s == 0 || (s & 1) != 0)
+		return 0;
+	if (__atomic_load_n(&q->handle, __ATOMIC_RELAXED) != h ||
+	    __atomic_load_n(&q->out, __ATOMIC_RELAXED) != (uintptr_t)out)
+		return 0;
+	uint32_t budget = __atomic_load_n(&q->budget, __ATOMIC_RELAXED);
+	if (budget == 0 || __atomic_load_n(&q->gen, __ATOMIC_RELAXED) != __atomic_load_n(&q->snap, __ATOMIC_RELAXED))
+		return 0;
+	const uint64_t *epoch = (const uint64_t *)(uintptr_t)__atomic_load_n(&q->epoch, __ATOMIC_RELAXED);
+	const uint64_t *slot = (const uint64_t *)(uintptr_t)__atomic_load_n(&q->slot, __ATOMIC_RELAXED);
+	if (__atomic_load_n(epoch, __ATOMIC_ACQUIRE) != __atomic_load_n(&q->epoch_val, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(slot, __ATOMIC_ACQUIRE) != __atomic_load_n(&q->slot_val, __ATOMIC_RELAXED))
+		return 0;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&q->seq, __ATOMIC_RELAXED) != s)
+		return 0;
+	// Concurrent pollers may lose a decrement: the budget bounds the
+	// answers between two looks of Go, not their exact number.
+	__atomic_store_n(&q->budget, budget - 1, __ATOMIC_RELAXED);
+	return 1;
+}
+
 // The scheduling tick. A C thread keeps its runtime P between calls into
 // Go, but the scheduler never runs on it, so the P's tick stands still and
 // after 10 ms of calls the runtime's monitor preempts the thread and takes

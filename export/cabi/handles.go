@@ -21,8 +21,8 @@ import (
 // check even after the slot is reused. Validation never dereferences the
 // consumer's value: it is range-checked and decoded arithmetically.
 const (
-	handleSlots  = 1 << 18
-	handleViews  = 64
+	handleSlots  = C.GODAT_HANDLE_SLOTS // as C decodes them too (godat_quiet_empty)
+	handleViews  = C.GODAT_HANDLE_VIEWS
 	stubSize     = C.sizeof_godat_stub
 	viewBytes    = handleSlots * stubSize
 	reuseHoldoff = 4096 // free slots kept back before reuse, to space generations
@@ -58,6 +58,10 @@ var Handles = newTable()
 
 func newTable() *Table {
 	base := C.godat_handle_region(C.size_t(viewBytes), C.uint(handleViews))
+	if base != nil {
+		C.godat_quiet_table = C.godat_quiet_region()
+		C.godat_handle_base = C.uintptr_t(uintptr(base))
+	}
 	return &Table{base: uintptr(base)}
 }
 
@@ -114,6 +118,9 @@ func (t *Table) Release(o core.Obj) {
 	e := t.slots[slot].Swap(nil)
 	if e == nil {
 		return
+	}
+	if q := quietAt(slot); q != nil {
+		atomic.AddUint64((*uint64)(&q.gen), 1) // its publication no longer holds
 	}
 	if e.cmem != nil {
 		// The consumer may still hold pointers into cmem (event private

@@ -101,6 +101,7 @@ func (q *cq) push(wc *rdma.WC) {
 	q.ring[q.tail&uint64(len(q.ring)-1)] = *wc
 	q.tail++
 	q.n.Add(1)
+	q.dev.bump()
 	overrun := false
 	if q.tail-q.head > uint64(q.depth) && !q.over {
 		q.over, overrun = true, true
@@ -267,6 +268,7 @@ func (q *cq) kill() {
 	q.ring, q.head, q.tail = nil, 0, 0
 	q.n.Store(0)
 	q.mu.Unlock()
+	q.dev.bump()
 	if q.ch != nil {
 		q.ch.refs.Add(-1)
 	}

@@ -60,6 +60,10 @@ type device struct {
 	bellUsers atomic.Int32
 	closed    atomic.Bool
 
+	// epoch is bumped on every change a Poll would see (quiet.go); nil
+	// when no word could be mapped.
+	epoch *atomic.Uint64
+
 	// qps maps QP slots (hints name them) to queue pairs.
 	qps [maxQPs]atomic.Pointer[qp]
 
@@ -113,6 +117,7 @@ func open(p rdma.Params, async rdma.AsyncHandler) (rdma.Device, error) {
 		return nil, fmt.Errorf("soft: bell: %v: %w", err, rdma.ErrNoResources)
 	}
 	d.bellFd, d.bell = fd, m
+	d.epoch = takeEpoch()
 	m.st32(bellOffMagic, bellMagic)
 	d.in.lastScan.Store(time.Now().UnixNano())
 	d.shm.init()
@@ -279,6 +284,7 @@ func (d *device) release() {
 	d.keys.m.unmap()
 	d.keys.mu.Unlock()
 	retireBell(d.bell)
+	dropEpoch(d.epoch) // bumped: a watch of the device never matches again
 	for _, fd := range []*int{&d.keyFd, &d.bellFd} {
 		if *fd >= 0 {
 			unix.Close(*fd)

@@ -165,6 +165,7 @@ func (q *qp) deferIssueLocked() {
 		q.issueListed = true
 		d.deferred = append(d.deferred, q)
 		d.ndeferred.Store(int32(len(d.deferred)))
+		d.bump()
 	}
 	if !d.deferWatching {
 		d.deferWatching = true

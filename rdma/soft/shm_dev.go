@@ -273,6 +273,7 @@ func (d *device) takeHintsLocked(budget int) (took, more bool) {
 			return took, true
 		}
 		in.head.Store(pos + 1)
+		d.bump() // a watch looks at the head's slot
 		if (pos+1)%headEvery == 0 {
 			m.st64(bellOffHead, pos+1)
 		}
@@ -308,6 +309,7 @@ func (d *device) rescanLocked() {
 			break
 		}
 		d.in.head.Store(h + 1) // a hole
+		d.bump()
 	}
 	m.st64(bellOffHead, d.in.head.Load())
 	if rescanHook != nil {

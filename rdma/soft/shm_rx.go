@@ -225,6 +225,7 @@ func (p *shmPull) discard(uint64) error { return nil }
 // hints, which order them against the hot one's (shm_watch.go).
 func (w *shmWire) makeHot(cq *cq) {
 	d := w.d
+	d.bump() // a hot CQ has no watch (quiet.go)
 	if w.hotIn != nil && w.hotIn != cq {
 		w.hotIn.hot.CompareAndSwap(w, nil)
 		d.unwatchLocked(w)

@@ -309,6 +309,7 @@ func (w *tcpWire) establish() bool {
 	if err != nil {
 		return false
 	}
+	w.d.bump() // the device's Polls read sockets now: no watch of its CQs holds
 	w.loop = l
 	return l.add(w)
 }

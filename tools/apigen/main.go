@@ -8,7 +8,9 @@
 //
 // Every entry point is the same: GODAT_GUARD, then the call of the Go
 // wrapper go_<name> with the arguments as cgo can take them (see arg),
-// whose result it returns through godat_return (export/godat.h).
+// whose result it returns through godat_return (export/godat.h). An entry
+// point named in fastPaths first tries its C fast path, godat_fast_<name>
+// in export/godat.h, which answers some calls without entering Go.
 package main
 
 import (
@@ -108,12 +110,25 @@ func generate(tables []*abifacts.Facts, sources []string) ([]byte, error) {
 				}
 				args[i] = a
 			}
-			fmt.Fprintf(&b, "\nDAT_RETURN %s(%s)\n{\n\tGODAT_GUARD;\n\treturn godat_return(go_%s(%s));\n}\n",
-				fn.Name, strings.Join(decl, ", "), fn.Name, strings.Join(args, ", "))
+			fast := ""
+			if fastPaths[fn.Name] {
+				names := make([]string, len(fn.Params))
+				for i, p := range fn.Params {
+					names[i] = p.Name
+				}
+				fast = fmt.Sprintf("\tDAT_RETURN fast;\n\tif (godat_fast_%s(&fast, %s))\n\t\treturn godat_return(fast);\n",
+					fn.Name, strings.Join(names, ", "))
+			}
+			fmt.Fprintf(&b, "\nDAT_RETURN %s(%s)\n{\n\tGODAT_GUARD;\n%s\treturn godat_return(go_%s(%s));\n}\n",
+				fn.Name, strings.Join(decl, ", "), fast, fn.Name, strings.Join(args, ", "))
 		}
 	}
 	return b.Bytes(), nil
 }
+
+// fastPaths are the entry points with a C fast path: the polling
+// consumer's empty dequeue (DESIGN.md section 9).
+var fastPaths = map[string]bool{"dat_evd_dequeue": true}
 
 // arg is how parameter p is passed to its Go wrapper, which cgo declares
 // without const and with the Go types of its //export signature:

@@ -1,0 +1,15 @@
+package cabi
+
+// The quiet table's C check as the tests see it (quiet_test.go).
+
+/*
+#include "cabi.h"
+*/
+import "C"
+
+import "unsafe"
+
+// quietEmpty is what an ABI's C dequeue asks (godat_quiet_empty).
+func quietEmpty(h uintptr, out unsafe.Pointer) bool {
+	return C.godat_quiet_empty(C.godat_handle(h), out) != 0
+}
