@@ -38,9 +38,11 @@ func (q *cq) QuietEpoch() (uint64, bool) {
 
 // Quiet implements rdma.QuietCQ. A CQ with a hot connection has no watch:
 // that connection's messages come without hints (shm_watch.go), in a ring
-// that is unmapped when the connection goes. Nor has a device with TCP
-// connections (a socket is read to know) or deferred accesses (a Poll
-// issues them).
+// that is unmapped when the connection goes; and a watch of the ring's
+// next slot, tried, slowed the ping-pong it was for (DESIGN.md section 9:
+// C reading the slot's line that often takes it from the sender between
+// its stores). Nor has a device with TCP connections (a socket is read to
+// know) or deferred accesses (a Poll issues them).
 func (q *cq) Quiet(epoch uint64) (rdma.QuietWatch, bool) {
 	d := q.dev
 	e := d.epoch
