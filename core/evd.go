@@ -303,10 +303,12 @@ func (e *EVD) insertLocked(ev *Event) (trigger bool) {
 	}
 	e.ring[i] = *ev
 	e.count++
-	e.bumpQuiet()
 	if e.count == 1 && e.queued.Load() == 0 {
 		e.queued.Store(1) // only the empty/non-empty edge is published
 	}
+	// After queued: a dequeue whose count sample sees this bump sees
+	// queued too, and publishes nothing (evd_quiet.go).
+	e.bumpQuiet()
 	if ev.notify {
 		e.notifies++
 	}

@@ -9,7 +9,9 @@ import "godat/rdma"
 // that a dequeue would notice (an event in the ring, a waiter, the end of
 // the EVD, a CQ on another device) bumps the sink's count, and a
 // publication holds only while the count is the one sampled before the
-// dequeue looked.
+// dequeue looked. The bump comes after the change is visible (queued,
+// blocked, more): a dequeue whose sample sees the bump then sees the
+// change, and one whose sample does not publishes a count already old.
 
 // QuietSink is where an EVD publishes that it is empty. The export layer
 // implements it, in memory its C entry points read.

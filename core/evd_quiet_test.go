@@ -23,9 +23,13 @@ func (q *fakeCQ) Quiet(epoch uint64) (rdma.QuietWatch, bool) {
 }
 
 // fakeSink records publications; answers is what the C check would say.
+// It counts the bumps that came before their change was visible to a
+// dequeue's publish condition (unseen), which must be none.
 type fakeSink struct {
-	gen atomic.Uint64
-	pub atomic.Pointer[quietPub]
+	evd    *EVD
+	gen    atomic.Uint64
+	pub    atomic.Pointer[quietPub]
+	unseen atomic.Int32
 }
 
 type quietPub struct {
@@ -34,7 +38,13 @@ type quietPub struct {
 }
 
 func (s *fakeSink) Gen() uint64 { return s.gen.Load() }
-func (s *fakeSink) Bump()       { s.gen.Add(1) }
+func (s *fakeSink) Bump() {
+	e := s.evd
+	if e.queued.Load() == 0 && !e.blocked.Load() && e.ndeferred.Load() == 0 && e.more.Load() == nil {
+		s.unseen.Add(1)
+	}
+	s.gen.Add(1)
+}
 func (s *fakeSink) Publish(gen uint64, w rdma.QuietWatch) {
 	s.pub.Store(&quietPub{gen: gen, w: w})
 }
@@ -53,7 +63,7 @@ type quietHandles struct {
 func (h *quietHandles) QuietSink(o Obj) QuietSink {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s := &fakeSink{}
+	s := &fakeSink{evd: o.(*EVD)}
 	h.sinks[o] = s
 	return s
 }
@@ -128,4 +138,39 @@ func TestQuietEVDPublishesAnEmptyDequeue(t *testing.T) {
 	require.True(t, s.answers(q))
 	require.NoError(t, evd.Free())
 	require.False(t, s.answers(q), "a freed EVD's publication holds")
+	require.Zero(t, s.unseen.Load(), "a bump came before its change was visible")
+}
+
+// A poller that takes the sink's answer whenever it holds, as the C fast
+// path does, misses none of the events another thread posts meanwhile:
+// every bump comes after its change is visible to the dequeue that
+// publishes (bounded: each event within the test's wait).
+func TestQuietPollerMissesNoEvent(t *testing.T) {
+	for _, flags := range []EVDFlags{EVDSoftware, EVDDTO | EVDSoftware} {
+		evd, s := quietEVD(t, flags)
+		answers := func() bool { p := s.pub.Load(); return p != nil && p.gen == s.gen.Load() }
+		const n = 2000
+		go func() {
+			for i := 0; i < n; i++ {
+				for evd.PostSE(uint64(i)) == ErrQueueFull {
+					time.Sleep(time.Microsecond)
+				}
+			}
+		}()
+		var ev Event
+		deadline := time.Now().Add(waitFor)
+		for got := 0; got < n; {
+			require.True(t, time.Now().Before(deadline), "%d of %d events in %v", got, n, waitFor)
+			if answers() {
+				continue // the fast path's "empty"
+			}
+			if err := evd.Dequeue(&ev); err == nil {
+				require.Equal(t, uint64(got), ev.Pointer)
+				got++
+			} else {
+				require.Equal(t, ErrQueueEmpty, err)
+			}
+		}
+		require.Zero(t, s.unseen.Load(), "a bump came before its change was visible")
+	}
 }

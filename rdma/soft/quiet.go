@@ -19,6 +19,9 @@ import (
 const quietBudget = 1024
 
 // bump says that something a Poll of the device's CQs would see changed.
+// It comes after the change is visible to Quiet's checks (a count, a
+// pointer, the head), so that a Poll whose epoch sample sees the bump sees
+// the change, and one whose sample does not publishes an epoch already old.
 func (d *device) bump() {
 	if e := d.epoch; e != nil {
 		e.Add(1)

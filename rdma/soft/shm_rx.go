@@ -225,7 +225,10 @@ func (p *shmPull) discard(uint64) error { return nil }
 // hints, which order them against the hot one's (shm_watch.go).
 func (w *shmWire) makeHot(cq *cq) {
 	d := w.d
-	d.bump() // a hot CQ has no watch (quiet.go)
+	// A hot CQ has no watch, and a ring watched from now on sends no hints
+	// (quiet.go): the bump comes after those changes, so that a Poll that
+	// sampled the epoch before them publishes an epoch already old.
+	defer d.bump()
 	if w.hotIn != nil && w.hotIn != cq {
 		w.hotIn.hot.CompareAndSwap(w, nil)
 		d.unwatchLocked(w)
