@@ -52,8 +52,8 @@ typedef struct godat_quiet {
 	uint64_t epoch_val;  // ...and the value it must still hold,
 	uint64_t slot;       // the word a peer writes to add work...
 	uint64_t slot_val;   // ...and its value
-	uint32_t budget;     // answers left before Go looks again
-	uint32_t pad32_;
+	uint32_t budget;     // answers allowed before Go looks again
+	uint32_t used;       // answers given since the publication
 	uint64_t pad_[6];    // 128 bytes: no entry shares a line pair
 } godat_quiet;
 
@@ -80,8 +80,9 @@ static inline int godat_quiet_empty(godat_handle h, const void *out)
 	if (__atomic_load_n(&q->handle, __ATOMIC_RELAXED) != h ||
 	    __atomic_load_n(&q->out, __ATOMIC_RELAXED) != (uintptr_t)out)
 		return 0;
-	uint32_t budget = __atomic_load_n(&q->budget, __ATOMIC_RELAXED);
-	if (budget == 0 || __atomic_load_n(&q->gen, __ATOMIC_RELAXED) != __atomic_load_n(&q->snap, __ATOMIC_RELAXED))
+	uint32_t used = __atomic_load_n(&q->used, __ATOMIC_RELAXED);
+	if (used >= __atomic_load_n(&q->budget, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&q->gen, __ATOMIC_RELAXED) != __atomic_load_n(&q->snap, __ATOMIC_RELAXED))
 		return 0;
 	const uint64_t *epoch = (const uint64_t *)(uintptr_t)__atomic_load_n(&q->epoch, __ATOMIC_RELAXED);
 	const uint64_t *slot = (const uint64_t *)(uintptr_t)__atomic_load_n(&q->slot, __ATOMIC_RELAXED);
@@ -91,9 +92,11 @@ static inline int godat_quiet_empty(godat_handle h, const void *out)
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&q->seq, __ATOMIC_RELAXED) != s)
 		return 0;
-	// Concurrent pollers may lose a decrement: the budget bounds the
-	// answers between two looks of Go, not their exact number.
-	__atomic_store_n(&q->budget, budget - 1, __ATOMIC_RELAXED);
+	// Concurrent pollers may lose a count, and a late store may land on
+	// a newer publication's zero. The count only grows, so a late store
+	// can only send a poller to Go sooner: the budget bounds the answers
+	// between two looks of Go, not their exact number.
+	__atomic_store_n(&q->used, used + 1, __ATOMIC_RELAXED);
 	return 1;
 }
 

@@ -120,7 +120,7 @@ func (t *Table) Release(o core.Obj) {
 		return
 	}
 	if q := quietAt(slot); q != nil {
-		atomic.AddUint64((*uint64)(&q.gen), 1) // its publication no longer holds
+		atomic.AddUint64(u64(&q.gen), 1) // its publication no longer holds
 	}
 	if e.cmem != nil {
 		// The consumer may still hold pointers into cmem (event private

@@ -76,6 +76,7 @@ func (s *quietSink) Publish(gen uint64, w rdma.QuietWatch) {
 	atomic.StoreUint64(u64(&q.epoch_val), w.EpochVal)
 	atomic.StoreUint64(u64(&q.slot), w.Slot)
 	atomic.StoreUint64(u64(&q.slot_val), w.SlotVal)
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&q.used)), 0)
 	atomic.StoreUint32((*uint32)(unsafe.Pointer(&q.budget)), w.Budget)
 	atomic.StoreUint64(u64(&q.seq), seq+2)
 }

@@ -13,3 +13,10 @@ import "unsafe"
 func quietEmpty(h uintptr, out unsafe.Pointer) bool {
 	return C.godat_quiet_empty(C.godat_handle(h), out) != 0
 }
+
+// quietSetUsed stores an entry's count of answers as a C poller does,
+// for a test of a store that lands late, on a newer publication.
+func quietSetUsed(h uintptr, used uint32) {
+	slot, _ := Handles.decode(h)
+	*(*uint32)(unsafe.Pointer(&quietAt(slot).used)) = used
+}

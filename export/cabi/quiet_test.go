@@ -48,6 +48,13 @@ func TestQuietCheck(t *testing.T) {
 	require.True(t, quietEmpty(h, op), "the budget's second answer")
 	require.False(t, quietEmpty(h, op), "the budget is spent")
 
+	// A poller that read an older publication stores its count late,
+	// over the newer one's zero: that only sends the next look to Go, the
+	// newer budget is never extended.
+	s.Publish(s.Gen(), w)
+	quietSetUsed(h, 1000)
+	require.False(t, quietEmpty(h, op), "a late count extended nothing")
+
 	s.Publish(s.Gen(), w)
 	require.True(t, quietEmpty(h, op))
 	s.Bump()

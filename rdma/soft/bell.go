@@ -154,7 +154,7 @@ func (b bellRef) post(hint uint64) {
 func (b bellRef) ring() {
 	if b.m.ld32(bellOffSleepers) != 0 {
 		b.m.add32(bellOffSeq, 1)
-		futexWakeAll(b.m.addr32(bellOffSeq))
+		futexWakeAll(b.m.addr(bellOffSeq))
 	}
 }
 

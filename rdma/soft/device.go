@@ -175,7 +175,7 @@ func (d *device) bellLeave() { d.bellUsers.Add(-1) }
 func (d *device) ringSelf() {
 	d.bell.add32(bellOffSeq, 1)
 	if d.bell.ld32(bellOffSleepers) != 0 {
-		futexWakeAll(d.bell.addr32(bellOffSeq))
+		futexWakeAll(d.bell.addr(bellOffSeq))
 		d.wakeTCPSleeper() // it sleeps on its sockets (tcp_wait.go)
 	}
 }
@@ -195,7 +195,7 @@ func (d *device) sleepOnBell(seq uint32, dur time.Duration) bool {
 	drainLocalWatched()
 	intr := false
 	if m.ld32(bellOffSeq) == seq && !d.in.ready(m) && !localReady() {
-		intr = futexWaitOn(m.addr32(bellOffSeq), seq, dur)
+		intr = futexWaitOn(m.addr(bellOffSeq), seq, dur)
 	}
 	local.sleepers.Add(-1)
 	m.add32(bellOffSleepers, -1)

@@ -65,5 +65,5 @@ func (q *cq) Quiet(epoch uint64) (rdma.QuietWatch, bool) {
 		budget = watchEvery - 1
 		q.idle.Store(q.idle.Load() | (watchEvery - 1))
 	}
-	return rdma.QuietWatch{Epoch: wordAddr(e), EpochVal: epoch, Slot: d.bellSlotAddr(h), SlotVal: v, Budget: budget}, true
+	return rdma.QuietWatch{Epoch: wordAddr(e), EpochVal: epoch, Slot: uint64(d.bell.addr(inSlotOff(h))), SlotVal: v, Budget: budget}, true
 }

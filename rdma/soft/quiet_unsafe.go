@@ -56,8 +56,3 @@ func dropEpoch(w *atomic.Uint64) {
 
 // wordAddr is the address C code reads the word at.
 func wordAddr(w *atomic.Uint64) uint64 { return uint64(uintptr(unsafe.Pointer(w))) }
-
-// bellSlotAddr is the address of the inbound queue's slot for pos.
-func (d *device) bellSlotAddr(pos uint64) uint64 {
-	return uint64(uintptr(unsafe.Pointer(&d.bell.b[inSlotOff(pos)])))
-}

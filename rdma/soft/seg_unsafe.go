@@ -198,5 +198,6 @@ func (m seg) put32(off int, v uint32) { *m.p32(off) = v }
 func (m seg) get64(off int) uint64    { return *m.p64(off) }
 func (m seg) put64(off int, v uint64) { *m.p64(off) = v }
 
-// addr32 is the address of a uint32 in the mapping (for futex calls).
-func (m seg) addr32(off int) uintptr { return uintptr(unsafe.Pointer(&m.b[off])) }
+// addr is the address of the word at off in the mapping, for the kernel
+// (futex calls) and for C code that reads it (the quiet table's watch).
+func (m seg) addr(off int) uintptr { return uintptr(unsafe.Pointer(&m.b[off])) }
