@@ -31,7 +31,8 @@ type treader struct {
 	one    [1]iov
 }
 
-// recvv reads with one readv, waiting for data. Only the reader calls it.
+// recvv reads with one call (recvfrom or readv), waiting for data. Only the
+// reader calls it.
 func (w *tcpWire) recvv(v []iov) (int, error) {
 	n, err := w.sock.read(v)
 	if err == nil && n == 0 {

@@ -19,16 +19,17 @@ import (
 // waits for it.
 const rawMax = 64 << 10
 
-// sockCall makes socket system call trap (sendmsg, readv) on fd with
-// arguments a1 and a2, moving n bytes at most; it retries EINTR.
-func sockCall(trap uintptr, fd int, a1, a2 uintptr, n int) (int, error) {
+// sockCall makes socket system call trap (sendto, sendmsg, recvfrom,
+// readv) on fd with arguments a1 to a3 (the rest zero), moving n bytes at
+// most; it retries EINTR.
+func sockCall(trap uintptr, fd int, a1, a2, a3 uintptr, n int) (int, error) {
 	for {
 		var r uintptr
 		var e syscall.Errno
 		if n <= rawMax {
-			r, _, e = unix.RawSyscall(trap, uintptr(fd), a1, a2)
+			r, _, e = unix.RawSyscall6(trap, uintptr(fd), a1, a2, a3, 0, 0)
 		} else {
-			r, _, e = unix.Syscall(trap, uintptr(fd), a1, a2)
+			r, _, e = unix.Syscall6(trap, uintptr(fd), a1, a2, a3, 0, 0)
 		}
 		if e == unix.EINTR {
 			continue
@@ -49,26 +50,38 @@ func iovLen(v []iov) int {
 	return n
 }
 
-// sendmsgv writes the iovecs with one non-blocking sendmsg call.
-// MSG_NOSIGNAL: a peer that went away must be an EPIPE here, never a
-// SIGPIPE in the host program.
-func sendmsgv(fd int, v []iov) (int, error) {
-	if len(v) == 0 {
+// sendv writes the iovecs with one non-blocking call: sendto for one
+// buffer, sendmsg for more. sendto spares the kernel the message header and
+// the iovec import (a polled 8-byte ping-pong over loopback sends one
+// buffer per message). MSG_NOSIGNAL: a peer that went away must be an EPIPE
+// here, never a SIGPIPE in the host program.
+func sendv(fd int, v []iov) (int, error) {
+	const flags = unix.MSG_NOSIGNAL | unix.MSG_DONTWAIT
+	switch len(v) {
+	case 0:
 		return 0, nil
+	case 1:
+		return sockCall(unix.SYS_SENDTO, fd, v[0].Base, uintptr(v[0].Len), flags, v[0].Len)
 	}
 	var m unix.Msghdr
 	m.Iov = (*unix.Iovec)(unsafe.Pointer(&v[0]))
 	m.SetIovlen(len(v))
-	return sockCall(unix.SYS_SENDMSG, fd, uintptr(unsafe.Pointer(&m)), unix.MSG_NOSIGNAL|unix.MSG_DONTWAIT, iovLen(v))
+	return sockCall(unix.SYS_SENDMSG, fd, uintptr(unsafe.Pointer(&m)), flags, 0, iovLen(v))
 }
 
-// readv reads into the iovecs with one readv call (the socket is
-// non-blocking).
-func readv(fd int, v []iov) (int, error) {
-	if len(v) == 0 {
+// recvv reads into the iovecs with one non-blocking call: recvfrom for one
+// buffer, readv for more. Every empty poll of a TCP device is one such
+// call, and recvfrom's path is the shorter one (readv goes through the VFS
+// and imports the iovec): an empty look took 0.7-0.9 us against 1.1-1.4
+// us with readv in apppat's ping-pong over godat-tcp.
+func recvv(fd int, v []iov) (int, error) {
+	switch len(v) {
+	case 0:
 		return 0, nil
+	case 1:
+		return sockCall(unix.SYS_RECVFROM, fd, v[0].Base, uintptr(v[0].Len), unix.MSG_DONTWAIT, v[0].Len)
 	}
-	return sockCall(unix.SYS_READV, fd, uintptr(unsafe.Pointer(&v[0])), uintptr(len(v)), iovLen(v))
+	return sockCall(unix.SYS_READV, fd, uintptr(unsafe.Pointer(&v[0])), uintptr(len(v)), 0, iovLen(v))
 }
 
 // epollPoll is epoll_wait with timeout 0 (it never waits, so RawSyscall):
