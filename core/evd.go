@@ -352,25 +352,19 @@ func (e *EVD) Dequeue(out *Event) error {
 			return err
 		}
 	}
-	if e.cq == nil {
-		if quiet && e.queued.Load() == 0 && !e.blocked.Load() {
-			e.publishQuiet(gen, epoch)
-		}
-		return ErrQueueEmpty
-	}
-	if e.pumpDequeue(out) {
+	if e.cq != nil && e.pumpDequeue(out) {
 		return nil
 	}
 	// The ring holds events only if the pump put some there or another
 	// thread pushed one meanwhile (queued); blocked covers a waiter or a
 	// destroyed EVD. Otherwise the EVD is empty without a look under e.mu.
-	if e.queued.Load() == 0 && !e.blocked.Load() {
-		if quiet {
-			e.publishQuiet(gen, epoch)
-		}
-		return ErrQueueEmpty
+	if e.queued.Load() != 0 || e.blocked.Load() {
+		return e.tryDequeue(out)
 	}
-	return e.tryDequeue(out)
+	if quiet {
+		e.publishQuiet(gen, epoch)
+	}
+	return ErrQueueEmpty
 }
 
 func (e *EVD) tryDequeue(out *Event) error {
