@@ -62,26 +62,19 @@ type tcpDev struct {
 
 const yieldGap = 10 * time.Microsecond
 
-// batchThread makes the calling goroutine's thread SCHED_BATCH when it is
-// SCHED_OTHER (another policy, the application's choice inherited, stays).
-// The goroutines that move a large transfer call it: the writer goroutine
-// when a post hands it the rest, a helper reading a payload into place.
-// The post that wakes the writer runs on the application's thread, and an
-// ordinary thread woken there preempts it: the 4 MiB RDMA write post over
-// godat-tcp (apppat) then took 1-2.5 ms in 6 runs of 16, the writer's time
-// slice, against at most 74 us in 16 runs with SCHED_BATCH, which does not
-// preempt on wake-up and otherwise shares the CPU as before. The thread
-// keeps the policy: it is one of the runtime's own (a callback's thread is
-// locked to its callback), and whatever of ours it runs later is
-// background work too.
-func batchThread() {
-	a, err := unix.SchedGetAttr(0, 0)
-	if err != nil || a.Policy != unix.SCHED_NORMAL {
-		return
-	}
-	a.Policy = unix.SCHED_BATCH
-	_ = unix.SchedSetAttr(0, a, 0) // refused (a seccomp filter): the old behaviour
-}
+// yieldToWaker gives the CPU up once, as a mover starts (the writer
+// goroutine when a post hands it the rest of a transfer, a helper reading
+// a large payload into place). Its thread was woken from the application's
+// thread, inside a post or a Poll, and a woken thread preempts its waker:
+// the call then lasted the mover's time slice. apppat's 4 MiB RDMA write
+// post over godat-tcp (p99 of 200) took 1-2.5 ms in about one run in four,
+// at most 88 us in 10 runs with the yield. Making the movers' threads
+// SCHED_BATCH, which preempts nobody, did as well for the posts, but a
+// thread switched for each move and back cost a fifth of the 1 MiB stream
+// waited for with dat_evd_wait (the goroutine locked to it wakes through
+// a second thread), and one left switched would slow the receive loop
+// serving a passive target when the runtime later runs it there.
+func yieldToWaker() { _, _, _ = unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
 
 // setMoving records that a goroutine of ours starts (on) or stops moving
 // the data of a connection; f is the connection's flag for that goroutine,

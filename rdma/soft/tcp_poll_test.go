@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 
 	"godat/rdma"
 )
@@ -441,41 +440,4 @@ func TestTCPPollReadsALoneConnection(t *testing.T) {
 	wc := pollN(t, b.rcq, 1)[0]
 	require.Equal(t, uint64(77), wc.WRID)
 	require.Equal(t, "second!", string(rb[:7]))
-}
-
-// The movers' threads become SCHED_BATCH, so that waking one never
-// preempts the application thread that posted; a thread under another
-// policy than SCHED_OTHER (the application's choice, inherited) keeps it.
-// The goroutine stays locked to its thread, which ends with it, so the
-// policies set here leave with the thread.
-func TestBatchThread(t *testing.T) {
-	got := make(chan [2]uint32, 1)
-	go func() {
-		runtime.LockOSThread()
-		var pol [2]uint32
-		defer func() { got <- pol }()
-		a, err := unix.SchedGetAttr(0, 0)
-		if err != nil {
-			return
-		}
-		a.Policy = unix.SCHED_NORMAL
-		if unix.SchedSetAttr(0, a, 0) != nil {
-			return
-		}
-		batchThread()
-		if b, err := unix.SchedGetAttr(0, 0); err == nil {
-			pol[0] = b.Policy
-		}
-		a.Policy = unix.SCHED_IDLE
-		if unix.SchedSetAttr(0, a, 0) != nil {
-			return
-		}
-		batchThread()
-		if b, err := unix.SchedGetAttr(0, 0); err == nil {
-			pol[1] = b.Policy
-		}
-	}()
-	pol := <-got
-	require.Equal(t, uint32(unix.SCHED_BATCH), pol[0], "a SCHED_OTHER thread was not made SCHED_BATCH")
-	require.Equal(t, uint32(unix.SCHED_IDLE), pol[1], "a SCHED_IDLE thread did not keep its policy")
 }

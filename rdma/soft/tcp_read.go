@@ -317,7 +317,7 @@ func (w *tcpWire) turn() int {
 // (their completions are ordered by placement anyway); then it gives the
 // connection back to the loop, which serves small frames in arrival order.
 func (w *tcpWire) helper() {
-	batchThread()
+	yieldToWaker()
 	b := &w.rd
 	for {
 		if b.cur.typ == msgSend && w.order != nil {

@@ -527,7 +527,7 @@ func (w *tcpWire) writer() {
 			w.slow = w.slow || mine
 			w.wmu.Unlock()
 			if mine {
-				batchThread()
+				yieldToWaker()
 				w.d.tcp.setMoving(&w.wrMoving, true)
 				w.writeLoop(true, 0)
 			}
