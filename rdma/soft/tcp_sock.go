@@ -151,7 +151,7 @@ func (s *tcpSock) readNB(v []iov) (int, error) {
 	if !s.acquire() {
 		return 0, net.ErrClosed
 	}
-	n, err := recvv(s.fd, v)
+	n, err := sockRecv(s.fd, v)
 	s.release()
 	return n, err
 }
@@ -167,7 +167,7 @@ func (s *tcpSock) read(v []iov) (int, error) {
 		if dl := s.rdl.Load(); dl != 0 && time.Now().UnixNano() >= dl {
 			return 0, os.ErrDeadlineExceeded
 		}
-		n, err := recvv(s.fd, v)
+		n, err := sockRecv(s.fd, v)
 		if err != unix.EAGAIN {
 			return n, err
 		}
@@ -185,7 +185,7 @@ func (s *tcpSock) write(v []iov, block bool) (int, error) {
 	}
 	defer s.release()
 	for {
-		n, err := sendv(s.fd, v)
+		n, err := sockSend(s.fd, v)
 		if err != unix.EAGAIN || !block {
 			return n, err
 		}

@@ -50,12 +50,12 @@ func iovLen(v []iov) int {
 	return n
 }
 
-// sendv writes the iovecs with one non-blocking call: sendto for one
+// sockSend writes the iovecs with one non-blocking call: sendto for one
 // buffer, sendmsg for more. sendto spares the kernel the message header and
 // the iovec import (a polled 8-byte ping-pong over loopback sends one
 // buffer per message). MSG_NOSIGNAL: a peer that went away must be an EPIPE
 // here, never a SIGPIPE in the host program.
-func sendv(fd int, v []iov) (int, error) {
+func sockSend(fd int, v []iov) (int, error) {
 	const flags = unix.MSG_NOSIGNAL | unix.MSG_DONTWAIT
 	switch len(v) {
 	case 0:
@@ -69,12 +69,12 @@ func sendv(fd int, v []iov) (int, error) {
 	return sockCall(unix.SYS_SENDMSG, fd, uintptr(unsafe.Pointer(&m)), flags, 0, iovLen(v))
 }
 
-// recvv reads into the iovecs with one non-blocking call: recvfrom for one
+// sockRecv reads into the iovecs with one non-blocking call: recvfrom for one
 // buffer, readv for more. Every empty poll of a TCP device is one such
 // call, and recvfrom's path is the shorter one (readv goes through the VFS
 // and imports the iovec): an empty look took 0.7-0.9 us against 1.1-1.4
 // us with readv in apppat's ping-pong over godat-tcp.
-func recvv(fd int, v []iov) (int, error) {
+func sockRecv(fd int, v []iov) (int, error) {
 	switch len(v) {
 	case 0:
 		return 0, nil
