@@ -37,7 +37,7 @@ const quietRingBudget = 1<<32 - 1
 
 // setQuiet gives a new EVD its sink, when the handle table can do it and
 // the EVD has no CQ or a CQ with a watch (a CQ without is polled in Go
-// every time: the verbs backend's).
+// every time).
 func (e *EVD) setQuiet(h Handles) {
 	qh, ok := h.(QuietHandles)
 	if !ok {

@@ -154,15 +154,27 @@ type CompChannel interface {
 // before the caller polls again (progress a Poll does now and then, such
 // as the look at rings that carry no hint). A watch with no addresses
 // (zero) watches nothing: an EVD without a CQ publishes one.
+//
+// A backend whose CQ has no such word (the device writes the CQ, as on
+// verbs) gives a probe instead: the address of a C function
+// int probe(uint64_t arg, uint64_t val), which returns 1 only when the CQ
+// is still empty, and otherwise 0 having lost nothing (what it polled, the
+// next Poll returns first). It must never block, and must answer 0 for an
+// arg whose CQ is gone or no longer val's: a stale watch may call it after
+// the CQ is destroyed, so arg stays valid memory for the process's life.
 type QuietWatch struct {
 	Epoch, EpochVal uint64 // address and value of a word the backend bumps on any change a Poll would see
 	Slot, SlotVal   uint64 // address and value of the word a peer writes when it adds work
+	Probe           uint64 // 0, or the address of the probe: asked after the words
+	ProbeArg        uint64 // the probe's arguments
+	ProbeVal        uint64
 	Budget          uint32
 }
 
 // QuietCQ is the optional interface of a CQ that can be watched that way.
 // It has no verbs counterpart: rdma-core's ibv_poll_cq is already inline
-// C, where the question does not arise.
+// C, where the question does not arise; the verbs backend's watch is a
+// probe that polls its CQ from C.
 type QuietCQ interface {
 	CQ
 	// QuietEpoch samples the epoch; the caller takes it before the Poll

@@ -54,8 +54,16 @@ typedef struct godat_quiet {
 	uint64_t slot_val;   // ...and its value
 	uint32_t budget;     // answers allowed before Go looks again
 	uint32_t used;       // answers given since the publication
-	uint64_t pad_[6];    // 128 bytes: no entry shares a line pair
+	uint64_t probe;      // 0, or a godat_quiet_probe asked after the words...
+	uint64_t probe_arg;  // ...with these arguments
+	uint64_t probe_val;
+	uint64_t pad_[3];    // 128 bytes: no entry shares a line pair
 } godat_quiet;
+
+// A CQ the device writes (verbs) has no word to watch: its backend gives
+// a probe that polls it (rdma.QuietWatch): 1 while it is still empty, else
+// 0 with nothing lost. It never blocks, and answers 0 for a CQ gone.
+typedef int (*godat_quiet_probe)(uint64_t arg, uint64_t val);
 
 extern uintptr_t godat_handle_base;
 extern godat_quiet *godat_quiet_table;
@@ -89,8 +97,17 @@ static inline int godat_quiet_empty(godat_handle h, const void *out)
 	if (__atomic_load_n(epoch, __ATOMIC_ACQUIRE) != __atomic_load_n(&q->epoch_val, __ATOMIC_RELAXED) ||
 	    __atomic_load_n(slot, __ATOMIC_ACQUIRE) != __atomic_load_n(&q->slot_val, __ATOMIC_RELAXED))
 		return 0;
+	uint64_t probe = __atomic_load_n(&q->probe, __ATOMIC_RELAXED), parg = 0, pval = 0;
+	if (__builtin_expect(probe != 0, 0)) {
+		parg = __atomic_load_n(&q->probe_arg, __ATOMIC_RELAXED);
+		pval = __atomic_load_n(&q->probe_val, __ATOMIC_RELAXED);
+	}
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&q->seq, __ATOMIC_RELAXED) != s)
+		return 0;
+	// Only a probe read from a whole publication is called: a torn one
+	// could pair one backend's function with another's argument.
+	if (__builtin_expect(probe != 0, 0) && !((godat_quiet_probe)(uintptr_t)probe)(parg, pval))
 		return 0;
 	// Concurrent pollers may lose a count, and a late store may land on
 	// a newer publication's zero. The count only grows, so a late store

@@ -67,15 +67,22 @@ func (s *quietSink) Publish(gen uint64, w rdma.QuietWatch) {
 		return
 	}
 	atomic.StoreUint64(u64(&q.handle), s.h)
-	if w.Epoch == 0 || w.Slot == 0 { // nothing to watch: a word that never moves
-		nothing := uint64(uintptr(unsafe.Pointer(&C.godat_quiet_nothing)))
-		w.Epoch, w.EpochVal, w.Slot, w.SlotVal = nothing, 0, nothing, 0
+	// A word not watched is one that never moves.
+	nothing := uint64(uintptr(unsafe.Pointer(&C.godat_quiet_nothing)))
+	if w.Epoch == 0 {
+		w.Epoch, w.EpochVal = nothing, 0
+	}
+	if w.Slot == 0 {
+		w.Slot, w.SlotVal = nothing, 0
 	}
 	atomic.StoreUint64(u64(&q.snap), gen)
 	atomic.StoreUint64(u64(&q.epoch), w.Epoch)
 	atomic.StoreUint64(u64(&q.epoch_val), w.EpochVal)
 	atomic.StoreUint64(u64(&q.slot), w.Slot)
 	atomic.StoreUint64(u64(&q.slot_val), w.SlotVal)
+	atomic.StoreUint64(u64(&q.probe), w.Probe)
+	atomic.StoreUint64(u64(&q.probe_arg), w.ProbeArg)
+	atomic.StoreUint64(u64(&q.probe_val), w.ProbeVal)
 	atomic.StoreUint32((*uint32)(unsafe.Pointer(&q.used)), 0)
 	atomic.StoreUint32((*uint32)(unsafe.Pointer(&q.budget)), w.Budget)
 	atomic.StoreUint64(u64(&q.seq), seq+2)

@@ -76,3 +76,57 @@ func TestQuietCheck(t *testing.T) {
 		require.False(t, quietEmpty(v, op), "answered for %#x", v)
 	}
 }
+
+// A watch with a probe (a CQ the device writes, as on verbs): C asks the
+// probe, with the publication's arguments, only once the words and the
+// count hold; a "no" goes to Go and spends no budget.
+func TestQuietProbe(t *testing.T) {
+	a := &obj{}
+	require.NoError(t, Handles.Bind(a))
+	defer Handles.Release(a)
+	h := a.Handle()
+	s := Handles.QuietSink(a)
+	require.NotNil(t, s)
+	var out [64]byte
+	op := unsafe.Pointer(&out[0])
+	QuietOut(h, op)
+
+	words := &quietWords
+	words[0].Store(3)
+	words[1].Store(0)
+	w := rdma.QuietWatch{Epoch: uint64(uintptr(unsafe.Pointer(&words[0]))), EpochVal: 3,
+		Probe: testProbe(), ProbeArg: 0xa1, ProbeVal: 0xb2, Budget: 2}
+	s.Publish(s.Gen(), w)
+	n0, _, _ := testProbeSeen()
+
+	testProbeAnswer(false)
+	require.False(t, quietEmpty(h, op), "answered although the probe said no")
+	require.False(t, quietEmpty(h, op))
+	n, arg, val := testProbeSeen()
+	require.Equal(t, n0+2, n)
+	require.Equal(t, uint64(0xa1), arg)
+	require.Equal(t, uint64(0xb2), val)
+
+	testProbeAnswer(true)
+	require.True(t, quietEmpty(h, op), "the probe's no spent the budget")
+	require.True(t, quietEmpty(h, op))
+	require.False(t, quietEmpty(h, op), "the budget is spent")
+
+	s.Publish(s.Gen(), w)
+	words[0].Add(1) // the word moved: the probe is not asked
+	n, _, _ = testProbeSeen()
+	require.False(t, quietEmpty(h, op))
+	n2, _, _ := testProbeSeen()
+	require.Equal(t, n, n2, "the probe was asked although the word moved")
+	words[0].Store(3)
+	s.Bump()
+	require.False(t, quietEmpty(h, op))
+	n3, _, _ := testProbeSeen()
+	require.Equal(t, n, n3, "the probe was asked although the object changed")
+
+	// A publication without a probe clears the last one's.
+	w.Probe = 0
+	testProbeAnswer(false)
+	s.Publish(s.Gen(), w)
+	require.True(t, quietEmpty(h, op))
+}

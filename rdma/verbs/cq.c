@@ -13,23 +13,64 @@
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
 
+/* Freed gd_cqs, for the next gd_cq_new (shim.h: their memory stays). */
+static pthread_mutex_t cq_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gd_cq **cq_pool;
+static size_t cq_pool_n, cq_pool_cap;
+
 struct gd_cq *gd_cq_new(struct ibv_cq *cq)
 {
-	struct gd_cq *c = calloc(1, sizeof *c);
+	struct gd_cq *c = NULL;
 
-	if (!c)
-		return NULL;
-	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_lock(&cq_pool_lock);
+	if (cq_pool_n)
+		c = cq_pool[--cq_pool_n];
+	pthread_mutex_unlock(&cq_pool_lock);
+	if (!c) {
+		c = calloc(1, sizeof *c);
+		if (!c)
+			return NULL;
+		pthread_mutex_init(&c->lock, NULL);
+	}
+	/* A stale probe may hold the lock a moment: it finds the old gen. */
+	pthread_mutex_lock(&c->lock);
 	c->cq = cq;
+	c->dead = 0;
+	pthread_mutex_unlock(&c->lock);
 	return c;
 }
 
 void gd_cq_free(struct gd_cq *c)
 {
+	pthread_mutex_lock(&c->lock);
 	free(c->synth);
 	free(c->graves);
 	free(c->stash);
-	free(c);
+	c->synth = NULL;
+	c->nsynth = c->capsynth = 0;
+	c->graves = NULL;
+	c->ngraves = c->capgraves = 0;
+	c->stash = NULL;
+	c->sh = c->sn = c->scap = 0;
+	c->cq = NULL;
+	c->dead = 1;
+	__atomic_store_n(&c->gen, c->gen + 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&c->lock);
+
+	pthread_mutex_lock(&cq_pool_lock);
+	if (cq_pool_n == cq_pool_cap) {
+		size_t n = cq_pool_cap ? 2 * cq_pool_cap : 16;
+		struct gd_cq **a = realloc(cq_pool, n * sizeof *a);
+
+		if (a) {
+			cq_pool = a;
+			cq_pool_cap = n;
+		}
+	}
+	/* Without room it is dropped, never freed: a probe may still come. */
+	if (cq_pool_n < cq_pool_cap)
+		cq_pool[cq_pool_n++] = c;
+	pthread_mutex_unlock(&cq_pool_lock);
 }
 
 static void owner_put(void *owner, int kind)
@@ -320,21 +361,62 @@ out:
 	return got;
 }
 
+/* stash_ready makes the stash (c->lock held): 0, or -1 without memory. */
+static int stash_ready(struct gd_cq *c)
+{
+	if (c->stash)
+		return 0;
+	c->scap = 1024;
+	c->stash = calloc(c->scap, sizeof *c->stash);
+	if (!c->stash) {
+		c->scap = 0;
+		return -1;
+	}
+	return 0;
+}
+
+int gd_cq_stash_ready(struct gd_cq *c)
+{
+	int ret;
+
+	pthread_mutex_lock(&c->lock);
+	ret = c->dead ? -1 : stash_ready(c);
+	pthread_mutex_unlock(&c->lock);
+	return ret;
+}
+
+int gd_cq_quiet(uint64_t arg, uint64_t gen)
+{
+	struct gd_cq *c = (struct gd_cq *)(uintptr_t)arg;
+	int quiet = 0, empty;
+
+	if (pthread_mutex_trylock(&c->lock) != 0)
+		return 0; /* a Poll or a probe is at it: let the caller look */
+	/* With nothing stashed, the stash's head slot is free: a completion
+	 * polled goes there, first for the next gd_cq_poll. Requests posted
+	 * in Error (synth) complete only in a Poll. */
+	if (c->gen == gen && !c->dead && c->stash && c->sn == 0 && c->nsynth == 0) {
+		if (take(c, &c->stash[c->sh], 1, &empty) == 0)
+			quiet = 1;
+		else
+			c->sn = 1;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return quiet;
+}
+
+uint64_t gd_cq_quiet_fn(void)
+{
+	return (uint64_t)(uintptr_t)&gd_cq_quiet;
+}
+
 int gd_cq_pump(struct gd_cq *c)
 {
 	int moved = 0, empty = 0;
 
 	pthread_mutex_lock(&c->lock);
-	if (c->dead)
+	if (c->dead || stash_ready(c) != 0)
 		goto out;
-	if (!c->stash) {
-		c->scap = 1024;
-		c->stash = calloc(c->scap, sizeof *c->stash);
-		if (!c->stash) {
-			c->scap = 0;
-			goto out;
-		}
-	}
 	while (!empty && c->sn < c->scap) {
 		uint32_t tl = (c->sh + c->sn) % c->scap;
 		int room = c->scap - c->sn, got;

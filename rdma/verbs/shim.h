@@ -193,7 +193,10 @@ struct gd_qp {
 	/* Lock order of the C side: a QP's slock before its rlock (retire,
 	 * rebuild, set_cqs); either before a CQ's lock (a post in Error on a
 	 * synth QP lists its ring); a CQ's lock before an SRQ pool's lock and
-	 * a device's lock (Poll frees SRQ slots and notes QPs in error). */
+	 * a device's lock (Poll frees SRQ slots and notes QPs in error). The
+	 * export layer's probe (gd_cq_quiet) only try-locks a CQ, holding
+	 * nothing; the pool of freed CQs' lock (cq.c) is a leaf, taken after a
+	 * CQ's lock is released. */
 	pthread_mutex_t slock;
 	struct gd_ring *sq;
 	struct ibv_send_wr swr;
@@ -305,10 +308,14 @@ struct gd_grave {
 	uint32_t qpn; /* the destroyed QP */
 };
 
+/* A gd_cq's memory is never freed but kept for the next gd_cq_new: the
+ * export layer's C dequeue may call gd_cq_quiet on a CQ destroyed since
+ * it read its address. gen tells one life from the next. */
 struct gd_cq {
-	pthread_mutex_t lock; /* polls, arms, graves, stash */
+	pthread_mutex_t lock; /* polls, arms, graves, stash, gen */
 	struct ibv_cq *cq;
 	uint32_t dead;
+	uint64_t gen; /* bumped as the CQ is freed: a stale watch's no longer matches */
 	struct ibv_wc wc[32];
 	struct gd_grave *graves;
 	int ngraves, capgraves;
@@ -335,6 +342,14 @@ int gd_cq_destroy(struct gd_cq *c);
 int gd_cq_resize(struct gd_cq *c, int depth);
 void gd_cq_free(struct gd_cq *c);
 int gd_cq_destroy_raw(struct ibv_cq *cq);
+/* gd_cq_quiet is the CQ's probe for the export layer's empty dequeue
+ * (rdma.QuietWatch): 1 while the CQ of life gen is empty; 0 when it is
+ * not (what it polled is stashed, for the next gd_cq_poll), busy, gone, or
+ * has no stash. Never blocks. gd_cq_quiet_fn is its address;
+ * gd_cq_stash_ready makes the stash it needs (0, or -1 without memory). */
+int gd_cq_quiet(uint64_t arg, uint64_t gen);
+uint64_t gd_cq_quiet_fn(void);
+int gd_cq_stash_ready(struct gd_cq *c);
 enum { offsetof_gd_wc_status = offsetof(struct gd_wc, status) };
 
 /* ---- completion channels (chan.c) ---- */

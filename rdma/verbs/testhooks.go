@@ -2,8 +2,16 @@ package verbs
 
 /*
 #include "shim.h"
+
+// gd_test_probe calls a watch's probe as the export layer's C dequeue does.
+static int gd_test_probe(uint64_t fn, uint64_t arg, uint64_t val)
+{
+	return ((int (*)(uint64_t, uint64_t))(uintptr_t)fn)(arg, val);
+}
 */
 import "C"
+
+import "godat/rdma"
 
 // Hooks for the package's tests, which cannot use cgo themselves (go test
 // forbids import "C" in _test.go files): they reach the C side for them.
@@ -62,4 +70,10 @@ func pingPongC(qa, qb any, abuf, bbuf uint64, alkey, blkey uint32, n int) int {
 func librariesLoad() bool {
 	var msg [256]C.char
 	return C.gd_load(&msg[0], C.int(len(msg))) == 0
+}
+
+// probeQuiet asks a watch's probe whether its CQ is still empty, as the
+// export layer's C dequeue does (cabi.h, godat_quiet_empty).
+func probeQuiet(w rdma.QuietWatch) bool {
+	return C.gd_test_probe(C.uint64_t(w.Probe), C.uint64_t(w.ProbeArg), C.uint64_t(w.ProbeVal)) != 0
 }
