@@ -8,6 +8,12 @@ static int gd_test_probe(uint64_t fn, uint64_t arg, uint64_t val)
 {
 	return ((int (*)(uint64_t, uint64_t))(uintptr_t)fn)(arg, val);
 }
+
+// gd_test_word reads a watched word, as the export layer's C check does.
+static uint64_t gd_test_word(uint64_t a)
+{
+	return __atomic_load_n((const uint64_t *)(uintptr_t)a, __ATOMIC_ACQUIRE);
+}
 */
 import "C"
 
@@ -77,3 +83,6 @@ func librariesLoad() bool {
 func probeQuiet(w rdma.QuietWatch) bool {
 	return C.gd_test_probe(C.uint64_t(w.Probe), C.uint64_t(w.ProbeArg), C.uint64_t(w.ProbeVal)) != 0
 }
+
+// quietWord reads a watch's first word, as the export layer's C check does.
+func quietWord(w rdma.QuietWatch) uint64 { return uint64(C.gd_test_word(C.uint64_t(w.Epoch))) }

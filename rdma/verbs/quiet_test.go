@@ -1,0 +1,103 @@
+package verbs
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"godat/rdma"
+)
+
+// A watch outlives its CQ: once the CQ is destroyed and its C struct has
+// gone back to the pool, the watch's word has moved, and its probe says no
+// even when a new CQ lives in that struct, while probes of stale watches
+// run all along.
+func TestQuietProbeStale(t *testing.T) {
+	s := newSide(t, nil, 1)
+	// A probe says no while another holds the CQ's lock (here: a stale
+	// watch's probe, looking at the struct a new CQ now has), so a new
+	// CQ's probe must say yes soon, not at once.
+	quietOf := func(c rdma.CQ) rdma.QuietWatch {
+		w, ok := c.(rdma.QuietCQ).Quiet(0)
+		require.True(t, ok)
+		deadline := time.Now().Add(bound)
+		for !probeQuiet(w) {
+			require.True(t, time.Now().Before(deadline), "a new CQ's probe said no")
+		}
+		return w
+	}
+	const n = 8
+	var stale []rdma.QuietWatch
+	for i := 0; i < n; i++ {
+		c, err := s.dev.CreateCQ(8, nil, 0)
+		require.NoError(t, err)
+		stale = append(stale, quietOf(c))
+		require.NoError(t, c.Destroy())
+	}
+
+	var stop atomic.Bool
+	var said atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; !stop.Load(); i++ {
+			if probeQuiet(stale[i%n]) {
+				said.Add(1)
+			}
+		}
+	}()
+	defer func() {
+		stop.Store(true)
+		wg.Wait()
+	}()
+
+	deadline := time.Now().Add(bound)
+	for moved := 0; moved < n; {
+		runtime.GC()
+		moved = 0
+		for _, w := range stale {
+			if quietWord(w) != w.EpochVal {
+				moved++
+			}
+		}
+		require.True(t, time.Now().Before(deadline), "%d of %d freed CQs' words moved", moved, n)
+		time.Sleep(time.Millisecond)
+	}
+
+	// Churn: new CQs take the freed structs, some are destroyed again.
+	var live []rdma.CQ
+	reused := 0
+	for i := 0; i < 200; i++ {
+		c, err := s.dev.CreateCQ(8, nil, 0)
+		require.NoError(t, err)
+		w := quietOf(c)
+		for _, o := range stale {
+			if o.ProbeArg == w.ProbeArg {
+				reused++
+			}
+		}
+		if i%2 == 0 {
+			require.NoError(t, c.Destroy())
+		} else {
+			live = append(live, c)
+		}
+		if i%50 == 0 {
+			runtime.GC()
+		}
+	}
+	require.NotZero(t, reused, "no new CQ took a freed struct")
+	stop.Store(true)
+	wg.Wait()
+	require.Zero(t, said.Load(), "a stale watch's probe said empty")
+	for _, w := range stale {
+		require.False(t, probeQuiet(w))
+	}
+	for _, c := range live {
+		require.NoError(t, c.Destroy())
+	}
+}
