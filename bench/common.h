@@ -5,6 +5,8 @@
 #define GODAT_BENCH_COMMON_H
 
 #define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
 #include <sched.h>
 #include <spawn.h>
 #include <stdint.h>
@@ -121,10 +123,15 @@ static inline int bench_cpu(int role)
 	return -1;
 }
 
-/* Pins the calling thread (and the threads it starts later) to the CPU of
- * its role; a parent calls bench_cpus_fix() first, so that the child it
- * starts, which pins itself after exec, takes the other CPU, and pins
- * itself only after starting the child (a mask is inherited). */
+/* Pins the whole process to the CPU of its role, as a launcher's binding of
+ * a process does (hwloc's process binding, mpirun --bind-to core): every
+ * thread, so that the library's threads, which its runtime started before
+ * main, share that CPU with the application. A thread started during the
+ * walk inherits its creator's mask, which may be the old one: the walk
+ * repeats until a pass finds every thread pinned. A parent calls
+ * bench_cpus_fix() first, so that the child it starts, which pins itself
+ * after exec, takes the other CPU, and pins itself only after starting the
+ * child (a mask is inherited). */
 static inline void bench_pin(int role)
 {
 	int cpu = bench_cpu(role);
@@ -133,8 +140,32 @@ static inline void bench_pin(int role)
 	cpu_set_t set;
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof set, &set) != 0)
-		perror("bench: sched_setaffinity");
+	for (int pass = 0; pass < 16; pass++) {
+		DIR *d = opendir("/proc/self/task");
+		if (!d) {
+			perror("bench: /proc/self/task");
+			if (sched_setaffinity(0, sizeof set, &set) != 0)
+				perror("bench: sched_setaffinity");
+			return;
+		}
+		int moved = 0;
+		struct dirent *e;
+		while ((e = readdir(d)) != NULL) {
+			if (e->d_name[0] == '.')
+				continue;
+			pid_t tid = (pid_t)atoi(e->d_name);
+			cpu_set_t cur;
+			if (sched_getaffinity(tid, sizeof cur, &cur) == 0 && CPU_EQUAL(&cur, &set))
+				continue;
+			if (sched_setaffinity(tid, sizeof set, &set) == 0)
+				moved = 1;
+			else if (errno != ESRCH) /* a thread that ended meanwhile */
+				perror("bench: sched_setaffinity");
+		}
+		closedir(d);
+		if (!moved)
+			return;
+	}
 }
 
 /* Fixes BENCH_CPUS for this process and the ones it starts, so that a
