@@ -30,6 +30,18 @@ static inline DAT_RETURN godat_return(DAT_RETURN r)
 	return r;
 }
 
+// The entry points that return the consumer an event (tools/apigen:
+// eventCalls) return through this: a call that returns one is where the
+// thread yields when its yield is overdue (godat_tick_event, cabi.h).
+static inline DAT_RETURN godat_return_event(DAT_RETURN r)
+{
+	if (r == DAT_SUCCESS) {
+		godat_tick_event();
+		return r;
+	}
+	return godat_return(r);
+}
+
 // The C fast paths (tools/apigen: fastPaths). Each returns 1 with the
 // call's result in *ret when it answered the call, 0 when Go must.
 

@@ -40,12 +40,27 @@ int godat_tick_at(struct godat_tick *t, uint64_t now)
 	return yield;
 }
 
+void godat_tick_note(struct godat_tick *t, uint64_t now)
+{
+	int gap = now - t->last >= GODAT_YIELD_NS;
+	int yield = godat_tick_at(t, now);
+	if (gap) {
+		t->due = 0;
+	} else if (t->due == 0) {
+		if (yield) {
+			t->due = 1;
+			t->due_at = now;
+		}
+	} else if (t->due == 1 && now > t->due_at) {
+		t->due = 2;
+	}
+}
+
 void godat_tick_sample(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	if (godat_tick_at(&godat_tick_self, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec))
-		godat_tick_self.due = 1;
+	godat_tick_note(&godat_tick_self, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
 }
 
 void godat_tick_yield(void)

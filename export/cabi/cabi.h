@@ -124,12 +124,20 @@ static inline int godat_quiet_empty(godat_handle h, const void *out)
 // calls have kept coming for GODAT_YIELD_NS therefore yields once in Go,
 // which advances the tick. A yield costs tens of microseconds natively, so
 // it waits for a call that found nothing to do (an empty dequeue, a wait
-// that timed out: the ABI's entry points say which, godat_tick_idle) and
-// never delays a post or a call that returns an event. A thread that calls
-// now and then never yields: its first call after a gap of GODAT_YIELD_NS
-// or more only starts the count (a gap as the coarse clock reads it, which
-// in a VM may stand still for several milliseconds: calls 6 ms apart then
-// yield now and then, which costs them nothing but the yield).
+// that timed out: the ABI's entry points say which, godat_tick_idle). A
+// thread that never finds nothing (a receiver of a stream, whose every
+// dequeue returns an event) would wait for one forever, and the monitor,
+// every 20 us from its first preemption on, takes the CPU from it when
+// they share one (a process bound to a core: a 1 MiB stream over
+// godat-shm lost 30%). So a yield still due once the coarse clock has
+// moved on is overdue, and a call that returns an event takes it too
+// (godat_tick_event: dat_evd_dequeue, dat_evd_wait, dat_cno_wait); a post
+// never does (it would sit in the post's time, DESIGN.md section 10). A thread that
+// calls now and then never yields: its first call after a gap of
+// GODAT_YIELD_NS or more only starts the count, and drops a yield still
+// due (a gap as the coarse clock reads it, which in a VM may stand still
+// for several milliseconds: calls 6 ms apart then yield now and then,
+// which costs them nothing but the yield).
 #define GODAT_YIELD_NS 5000000u
 
 // Only every GODAT_TICK_SAMPLE-th call of a thread reads the clock (a read
@@ -140,16 +148,23 @@ static inline int godat_quiet_empty(godat_handle h, const void *out)
 #define GODAT_TICK_SAMPLE 16u
 
 // A thread's tick state: when its next yield is due and when it last
-// called (CLOCK_MONOTONIC_COARSE, ns); its calls, counted for the sample;
-// whether a yield is due, for its next idle call.
+// called (CLOCK_MONOTONIC_COARSE, ns); when the pending yield came due;
+// its calls, counted for the sample; whether a yield is due: 0 no, 1 due
+// (its next idle call takes it), 2 overdue (a call that returns an event
+// takes it too).
 struct godat_tick {
-	uint64_t next, last;
+	uint64_t next, last, due_at;
 	uint32_t calls, due;
 };
 
 // godat_tick_at records a sampled call at now: 1 when the thread should
 // yield.
 int godat_tick_at(struct godat_tick *t, uint64_t now);
+
+// godat_tick_note records a sampled call at now in t's due state: a yield
+// comes due as godat_tick_at says, is overdue at a later sample that reads
+// a later time, and is dropped after a gap.
+void godat_tick_note(struct godat_tick *t, uint64_t now);
 
 // Initial-exec, as the Go runtime's own TLS in this library: no call to
 // __tls_get_addr on every entry.
@@ -170,6 +185,14 @@ void godat_tick_yield(void);
 static inline void godat_tick_idle(void)
 {
 	if (__builtin_expect(godat_tick_self.due != 0, 0))
+		godat_tick_yield();
+}
+
+// godat_tick_event is called by an entry point that returns the consumer
+// an event: the thread yields if a yield is overdue.
+static inline void godat_tick_event(void)
+{
+	if (__builtin_expect(godat_tick_self.due > 1, 0))
 		godat_tick_yield();
 }
 

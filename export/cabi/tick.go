@@ -21,5 +21,12 @@ func (t *tickState) at(now uint64) bool {
 	return C.godat_tick_at((*C.struct_godat_tick)(t), C.uint64_t(now)) != 0
 }
 
+// note records a sampled call at now in the due state and returns it (0
+// none, 1 due, 2 overdue).
+func (t *tickState) note(now uint64) int {
+	C.godat_tick_note((*C.struct_godat_tick)(t), C.uint64_t(now))
+	return int(t.due)
+}
+
 // yieldEvery is GODAT_YIELD_NS.
 const yieldEvery = uint64(C.GODAT_YIELD_NS)

@@ -7,6 +7,7 @@ package cabi
 #include "cabi.h"
 
 static int tick_due(void) { return godat_tick_self.due; }
+static void tick_event(void) { godat_tick_event(); }
 */
 import "C"
 
@@ -19,6 +20,13 @@ func tickCalls(n int) {
 
 // tickDue reports whether this thread has a yield due.
 func tickDue() bool { return C.tick_due() != 0 }
+
+// tickOverdue reports whether this thread's yield is overdue.
+func tickOverdue() bool { return C.tick_due() > 1 }
+
+// tickEvent is the look at the tick of a call that returns an event: it
+// yields if one is overdue.
+func tickEvent() { C.tick_event() }
 
 // tickIdle is an idle call's look at the tick: it yields if one is due.
 func tickIdle() { C.godat_tick_idle() }

@@ -102,3 +102,54 @@ func TestTickSparseCallsNeverDue(t *testing.T) {
 		time.Sleep(gap)
 	}
 }
+
+// A yield comes due as at says; a sample that reads a later time finds it
+// overdue (a sample at the same coarse instant does not); a yield taken
+// starts again; a call after a gap drops a yield still due.
+func TestTickOverdue(t *testing.T) {
+	var s tickState
+	start := uint64(1000) * ms
+	now := start
+	for ; s.note(now) == 0; now += ms / 2 {
+		require.Less(t, now, start+2*yieldEvery, "no yield due")
+	}
+	assert.Equal(t, start+yieldEvery, now, "due when at says")
+	assert.Equal(t, 1, s.note(now), "the same instant: not overdue yet")
+	now += ms / 2
+	assert.Equal(t, 2, s.note(now), "a later sample: overdue")
+	assert.Equal(t, 2, s.note(now+ms), "overdue until taken")
+
+	s.due = 0 // taken
+	for now += ms / 2; now < start+2*yieldEvery; now += ms / 2 {
+		assert.Equal(t, 0, s.note(now), "at %d ms", (now-start)/ms)
+	}
+	assert.Equal(t, 1, s.note(now), "due again a yieldEvery after it came due")
+
+	now += yieldEvery + ms // a gap
+	assert.Equal(t, 0, s.note(now), "a gap drops the yield")
+}
+
+// A yield that is only due waits for a call that found nothing; once
+// overdue, a call that returns an event takes it too.
+func TestTickOverdueTakenByEvent(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tickIdle()
+	deadline := time.Now().Add(2 * time.Second)
+	for !tickDue() && time.Now().Before(deadline) {
+		tickCalls(1000)
+	}
+	require.True(t, tickDue(), "no yield due after 2 s of calls")
+	if !tickOverdue() {
+		tickEvent()
+		assert.True(t, tickDue(), "an event call leaves a yield that is only due")
+	}
+	for !tickOverdue() && time.Now().Before(deadline) {
+		tickCalls(1000)
+	}
+	require.True(t, tickOverdue(), "the yield never became overdue")
+	tickCalls(1000)
+	assert.True(t, tickOverdue(), "calls (posts) do not take it")
+	tickEvent()
+	assert.False(t, tickDue(), "the event call took the overdue yield")
+}

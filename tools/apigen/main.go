@@ -8,7 +8,8 @@
 //
 // Every entry point is the same: GODAT_GUARD, then the call of the Go
 // wrapper go_<name> with the arguments as cgo can take them (see arg),
-// whose result it returns through godat_return (export/godat.h). An entry
+// whose result it returns through godat_return (export/godat.h), or
+// godat_return_event for the entry points named in eventCalls. An entry
 // point named in fastPaths first tries its C fast path, godat_fast_<name>
 // in export/godat.h, which answers some calls without entering Go.
 package main
@@ -119,8 +120,12 @@ func generate(tables []*abifacts.Facts, sources []string) ([]byte, error) {
 				fast = fmt.Sprintf("\tDAT_RETURN fast;\n\tif (godat_fast_%s(&fast, %s))\n\t\treturn godat_return(fast);\n",
 					fn.Name, strings.Join(names, ", "))
 			}
-			fmt.Fprintf(&b, "\nDAT_RETURN %s(%s)\n{\n\tGODAT_GUARD;\n%s\treturn godat_return(go_%s(%s));\n}\n",
-				fn.Name, strings.Join(decl, ", "), fast, fn.Name, strings.Join(args, ", "))
+			ret := "godat_return"
+			if eventCalls[fn.Name] {
+				ret = "godat_return_event"
+			}
+			fmt.Fprintf(&b, "\nDAT_RETURN %s(%s)\n{\n\tGODAT_GUARD;\n%s\treturn %s(go_%s(%s));\n}\n",
+				fn.Name, strings.Join(decl, ", "), fast, ret, fn.Name, strings.Join(args, ", "))
 		}
 	}
 	return b.Bytes(), nil
@@ -129,6 +134,11 @@ func generate(tables []*abifacts.Facts, sources []string) ([]byte, error) {
 // fastPaths are the entry points with a C fast path: the polling
 // consumer's empty dequeue (DESIGN.md section 9).
 var fastPaths = map[string]bool{"dat_evd_dequeue": true}
+
+// eventCalls are the entry points that return the consumer an event: a
+// call of one that does is where an overdue scheduling yield is taken
+// (godat_return_event, DESIGN.md section 10).
+var eventCalls = map[string]bool{"dat_evd_dequeue": true, "dat_evd_wait": true, "dat_cno_wait": true}
 
 // arg is how parameter p is passed to its Go wrapper, which cgo declares
 // without const and with the Go types of its //export signature:
