@@ -399,7 +399,7 @@ DAT_RETURN dat_cno_free(DAT_CNO_HANDLE cno_handle)
 DAT_RETURN dat_cno_wait(DAT_CNO_HANDLE cno_handle, DAT_TIMEOUT timeout, DAT_EVD_HANDLE * evd_handle)
 {
 	GODAT_GUARD;
-	return godat_return_event(go_dat_cno_wait((godat_handle)cno_handle, timeout, evd_handle));
+	return godat_return(go_dat_cno_wait((godat_handle)cno_handle, timeout, evd_handle));
 }
 
 DAT_RETURN dat_evd_enable(DAT_EVD_HANDLE evd_handle)
@@ -411,7 +411,7 @@ DAT_RETURN dat_evd_enable(DAT_EVD_HANDLE evd_handle)
 DAT_RETURN dat_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT Timeout, DAT_COUNT Threshold, DAT_EVENT * event, DAT_COUNT * n_more_events)
 {
 	GODAT_GUARD;
-	return godat_return_event(go_dat_evd_wait((godat_handle)evd_handle, Timeout, Threshold, event, n_more_events));
+	return godat_return(go_dat_evd_wait((godat_handle)evd_handle, Timeout, Threshold, event, n_more_events));
 }
 
 DAT_RETURN dat_evd_disable(DAT_EVD_HANDLE evd_handle)

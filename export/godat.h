@@ -30,9 +30,9 @@ static inline DAT_RETURN godat_return(DAT_RETURN r)
 	return r;
 }
 
-// The entry points that return the consumer an event (tools/apigen:
-// eventCalls) return through this: a call that returns one is where the
-// thread yields when its yield is overdue (godat_tick_event, cabi.h).
+// The polling consumer's dequeue (tools/apigen: eventCalls) returns
+// through this: a dequeue that returns an event is where the thread
+// yields when its yield is overdue (godat_tick_event, cabi.h).
 static inline DAT_RETURN godat_return_event(DAT_RETURN r)
 {
 	if (r == DAT_SUCCESS) {

@@ -130,9 +130,10 @@ static inline int godat_quiet_empty(godat_handle h, const void *out)
 // every 20 us from its first preemption on, takes the CPU from it when
 // they share one (a process bound to a core: a 1 MiB stream over
 // godat-shm lost 30%). So a yield still due once the coarse clock has
-// moved on is overdue, and a call that returns an event takes it too
-// (godat_tick_event: dat_evd_dequeue, dat_evd_wait, dat_cno_wait); a post
-// never does (it would sit in the post's time, DESIGN.md section 10). A thread that
+// moved on is overdue, and a dequeue that returns an event takes it too
+// (godat_tick_event); a post never does (it would sit in the post's time,
+// DESIGN.md section 10), nor a wait (a waiter sleeps: a yield there cost a
+// 1 MiB dat_evd_wait ping-pong 13%). A thread that
 // calls now and then never yields: its first call after a gap of
 // GODAT_YIELD_NS or more only starts the count, and drops a yield still
 // due (a gap as the coarse clock reads it, which in a VM may stand still
@@ -150,8 +151,8 @@ static inline int godat_quiet_empty(godat_handle h, const void *out)
 // A thread's tick state: when its next yield is due and when it last
 // called (CLOCK_MONOTONIC_COARSE, ns); when the pending yield came due;
 // its calls, counted for the sample; whether a yield is due: 0 no, 1 due
-// (its next idle call takes it), 2 overdue (a call that returns an event
-// takes it too).
+// (its next idle call takes it), 2 overdue (a dequeue that returns an
+// event takes it too).
 struct godat_tick {
 	uint64_t next, last, due_at;
 	uint32_t calls, due;
@@ -188,8 +189,8 @@ static inline void godat_tick_idle(void)
 		godat_tick_yield();
 }
 
-// godat_tick_event is called by an entry point that returns the consumer
-// an event: the thread yields if a yield is overdue.
+// godat_tick_event is called by a dequeue that returns the consumer an
+// event: the thread yields if a yield is overdue.
 static inline void godat_tick_event(void)
 {
 	if (__builtin_expect(godat_tick_self.due > 1, 0))

@@ -56,16 +56,17 @@ func TestEntryPoint(t *testing.T) {
 	require.Less(t, strings.Index(s, "dat_x("), strings.Index(s, "dats_y("), "table order")
 }
 
-// An entry point that returns the consumer an event returns through
-// godat_return_event; the others through godat_return.
+// The polling consumer's dequeue returns through godat_return_event (after
+// its fast path); every other entry point, a wait too, through
+// godat_return.
 func TestEventCallReturn(t *testing.T) {
-	f := parse(t, head+"func\tdat_cno_wait\tdat/dat.h\t4\t0\tDAT_RETURN (void)\n"+
-		"func\tdat_cno_free\tdat/dat.h\t4\t0\tDAT_RETURN (void)\n")
+	f := parse(t, head+"func\tdat_evd_dequeue\tdat/dat.h\t4\t0\tDAT_RETURN (void)\n"+
+		"func\tdat_evd_wait\tdat/udat.h\t4\t0\tDAT_RETURN (void)\n")
 	src, err := generate([]*abifacts.Facts{f}, []string{"facts.tsv"})
 	require.NoError(t, err)
 	s := string(src)
-	require.Contains(t, s, "\nDAT_RETURN dat_cno_wait()\n{\n\tGODAT_GUARD;\n\treturn godat_return_event(go_dat_cno_wait());\n}\n")
-	require.Contains(t, s, "\nDAT_RETURN dat_cno_free()\n{\n\tGODAT_GUARD;\n\treturn godat_return(go_dat_cno_free());\n}\n")
+	require.Contains(t, s, "\n\treturn godat_return_event(go_dat_evd_dequeue());\n}\n")
+	require.Contains(t, s, "\nDAT_RETURN dat_evd_wait()\n{\n\tGODAT_GUARD;\n\treturn godat_return(go_dat_evd_wait());\n}\n")
 }
 
 func TestGenerateErrors(t *testing.T) {
