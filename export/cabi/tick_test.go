@@ -70,11 +70,7 @@ func TestTickDueWaitsForIdleCall(t *testing.T) {
 	runtime.LockOSThread() // the state is the thread's
 	defer runtime.UnlockOSThread()
 	tickIdle() // whatever an earlier test left
-	deadline := time.Now().Add(2 * time.Second)
-	for !tickDue() && time.Now().Before(deadline) {
-		tickCalls(1000)
-	}
-	require.True(t, tickDue(), "no yield due after 2 s of calls")
+	callUntil(t, tickDue, "due")
 	tickCalls(1000)
 	assert.True(t, tickDue(), "calls that did something do not take the yield")
 	tickIdle()
@@ -130,26 +126,29 @@ func TestTickOverdue(t *testing.T) {
 }
 
 // A yield that is only due waits for a call that found nothing; once
-// overdue, a call that returns an event takes it too.
+// overdue, a dequeue that returns an event takes it too.
 func TestTickOverdueTakenByEvent(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	tickIdle()
-	deadline := time.Now().Add(2 * time.Second)
-	for !tickDue() && time.Now().Before(deadline) {
-		tickCalls(1000)
-	}
-	require.True(t, tickDue(), "no yield due after 2 s of calls")
+	callUntil(t, tickDue, "due")
 	if !tickOverdue() {
 		tickEvent()
 		assert.True(t, tickDue(), "an event call leaves a yield that is only due")
 	}
-	for !tickOverdue() && time.Now().Before(deadline) {
-		tickCalls(1000)
-	}
-	require.True(t, tickOverdue(), "the yield never became overdue")
+	callUntil(t, tickOverdue, "overdue")
 	tickCalls(1000)
 	assert.True(t, tickOverdue(), "calls (posts) do not take it")
 	tickEvent()
 	assert.False(t, tickDue(), "the event call took the overdue yield")
+}
+
+// callUntil makes calls on this thread until cond holds, for 2 s at most.
+func callUntil(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for !cond() && time.Now().Before(deadline) {
+		tickCalls(1000)
+	}
+	require.True(t, cond(), "no yield %s after 2 s of calls", what)
 }

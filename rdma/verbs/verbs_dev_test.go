@@ -211,52 +211,6 @@ func TestPostPollNoAlloc(t *testing.T) {
 	require.Zero(t, testing.AllocsPerRun(1000, func() { a.cq.Poll(wc[:]) }), "allocations per empty Poll")
 }
 
-// The watch of an empty CQ is a probe the export layer calls from C: it
-// says empty while nothing came, and once a completion came it says no
-// and loses nothing (the next Poll returns it). A destroyed CQ's probe
-// says no.
-func TestQuietProbe(t *testing.T) {
-	a, b, _, _ := pair(t)
-	var wc [4]rdma.WC
-	require.Zero(t, b.cq.Poll(wc[:]))
-	qc, ok := b.cq.(rdma.QuietCQ)
-	require.True(t, ok, "a verbs CQ has a watch")
-	ep, ok := qc.QuietEpoch()
-	require.True(t, ok)
-	w, ok := qc.Quiet(ep)
-	require.True(t, ok)
-	require.NotZero(t, w.Probe)
-	require.NotZero(t, w.Budget)
-	for i := 0; i < 100; i++ {
-		require.True(t, probeQuiet(w), "an empty CQ's probe said no")
-	}
-
-	sb, smr := a.mem(4096)
-	copy(sb, "probed")
-	a.send(sb, smr, 6, 1)
-	deadline := time.Now().Add(bound)
-	for probeQuiet(w) {
-		require.True(t, time.Now().Before(deadline), "the probe never saw the receive")
-	}
-	require.False(t, probeQuiet(w), "the probe said empty with a completion stashed")
-	require.Equal(t, 1, b.cq.Poll(wc[:]), "the completion the probe saw")
-	require.Equal(t, uint64(77), wc[0].WRID)
-	require.Equal(t, rdma.WCRecv, wc[0].Opcode)
-	require.Equal(t, uint32(6), wc[0].ByteLen)
-	require.Zero(t, b.cq.Poll(wc[:]))
-	require.True(t, probeQuiet(w))
-
-	c, err := b.dev.CreateCQ(8, nil, 0)
-	require.NoError(t, err)
-	cw, ok := c.(rdma.QuietCQ).Quiet(0)
-	require.True(t, ok)
-	require.True(t, probeQuiet(cw))
-	require.NoError(t, c.Destroy())
-	require.False(t, probeQuiet(cw), "a destroyed CQ's probe said empty")
-	_, ok = c.(rdma.QuietCQ).Quiet(0)
-	require.False(t, ok, "a destroyed CQ gave a watch")
-}
-
 // Several threads wait on one channel for different CQs: each wakes for
 // its own completion, none is lost.
 func TestChannelManyWaiters(t *testing.T) {
