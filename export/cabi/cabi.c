@@ -29,11 +29,15 @@ __thread struct godat_tick godat_tick_self __attribute__((tls_model("initial-exe
 // The Go side of a yield (tick.go).
 extern void godatYield(void);
 
+// tick_gap reports whether a call at now comes a gap after the thread's
+// last one: it starts the count again.
+static int tick_gap(const struct godat_tick *t, uint64_t now) { return now - t->last >= GODAT_YIELD_NS; }
+
 int godat_tick_at(struct godat_tick *t, uint64_t now)
 {
 	int yield = 0;
 	if (now >= t->next) {
-		yield = t->next != 0 && now - t->last < GODAT_YIELD_NS;
+		yield = t->next != 0 && !tick_gap(t, now);
 		t->next = now + GODAT_YIELD_NS;
 	}
 	t->last = now;
@@ -42,16 +46,14 @@ int godat_tick_at(struct godat_tick *t, uint64_t now)
 
 void godat_tick_note(struct godat_tick *t, uint64_t now)
 {
-	int gap = now - t->last >= GODAT_YIELD_NS;
+	int gap = tick_gap(t, now);
 	int yield = godat_tick_at(t, now);
 	if (gap) {
 		t->due = 0;
 	} else if (t->due == 0) {
-		if (yield) {
-			t->due = 1;
-			t->due_at = now;
-		}
-	} else if (t->due == 1 && now > t->due_at) {
+		t->due = yield != 0;
+	} else if (t->due == 1 && now > t->next - GODAT_YIELD_NS) {
+		// godat_tick_at set next a period after the yield came due.
 		t->due = 2;
 	}
 }

@@ -133,12 +133,12 @@ static inline int godat_quiet_empty(godat_handle h, const void *out)
 // moved on is overdue, and a dequeue that returns an event takes it too
 // (godat_tick_event); a post never does (it would sit in the post's time,
 // DESIGN.md section 10), nor a wait (a waiter sleeps: a yield there cost a
-// 1 MiB dat_evd_wait ping-pong 13%). A thread that
-// calls now and then never yields: its first call after a gap of
-// GODAT_YIELD_NS or more only starts the count, and drops a yield still
-// due (a gap as the coarse clock reads it, which in a VM may stand still
-// for several milliseconds: calls 6 ms apart then yield now and then,
-// which costs them nothing but the yield).
+// 1 MiB dat_evd_wait ping-pong 13%). A thread that calls now and then
+// never yields: its first call after a gap of GODAT_YIELD_NS or more only
+// starts the count, and drops a yield still due (a gap as the coarse clock
+// reads it, which in a VM may stand still for several milliseconds: calls
+// 6 ms apart then yield now and then, which costs them nothing but the
+// yield).
 #define GODAT_YIELD_NS 5000000u
 
 // Only every GODAT_TICK_SAMPLE-th call of a thread reads the clock (a read
@@ -149,12 +149,11 @@ static inline int godat_quiet_empty(godat_handle h, const void *out)
 #define GODAT_TICK_SAMPLE 16u
 
 // A thread's tick state: when its next yield is due and when it last
-// called (CLOCK_MONOTONIC_COARSE, ns); when the pending yield came due;
-// its calls, counted for the sample; whether a yield is due: 0 no, 1 due
-// (its next idle call takes it), 2 overdue (a dequeue that returns an
-// event takes it too).
+// called (CLOCK_MONOTONIC_COARSE, ns); its calls, counted for the sample;
+// whether a yield is due: 0 no, 1 due (its next idle call takes it), 2
+// overdue (a dequeue that returns an event takes it too).
 struct godat_tick {
-	uint64_t next, last, due_at;
+	uint64_t next, last;
 	uint32_t calls, due;
 };
 
