@@ -16,7 +16,10 @@ package soft
 //	                   watched rings (Poll TryLocks it; a sleeper's last
 //	                   look and the rescan lock it)
 //	tcpLoop.turn       serving a device's TCP connections (Poll TryLocks
-//	                   it; its holder reads sockets, ≤64 KiB at a time)
+//	                   it; its holder reads sockets, ≤64 KiB at a time,
+//	                   or a payload the socket holds whole, ≤4 MiB)
+//	tcpLoop.wpay       writing the connections the Polls write for
+//	                   (Poll TryLocks it; never taken with turn held)
 //	qp.mu              a QP's state, queues and current connection
 //	conn.placeMu       held while a payload is placed without qp.mu; a
 //	                   teardown takes it under qp.mu as a barrier, so a
@@ -27,10 +30,11 @@ package soft
 //	cmChannel.mu, keyTable.mu, compChannel.fdMu, sockWaits.mu,
 //	device.deferMu: leaves
 //
-// No lock that Poll or a post takes is held across a system call whose
+// No lock that Poll or a post waits for is held across a system call whose
 // cost grows with the transfer: payloads that are not already in memory
-// are placed under placeMu only, and socket writes happen in flush, outside
-// every lock. A futex wake (constant cost) may happen under qp.mu.
+// are placed under placeMu only (and turn, which Poll only TryLocks), and
+// socket writes happen in flush, outside every lock but wpay (TryLocked by
+// Poll too). A futex wake (constant cost) may happen under qp.mu.
 
 import (
 	"net/netip"

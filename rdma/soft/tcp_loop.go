@@ -32,14 +32,18 @@ package soft
 //     consumer has polled within standDown it does not re-arm (it sleeps
 //     on a timer instead), so a polling application's messages wake no
 //     thread of ours. A Wait (channel.go) hands the work back at once.
-// Whoever serves, the lock makes one reader per connection at a time, and a
-// frame is read whole by the turn that started it (or by the helper it
-// handed the payload to), so frames are never split between readers and
-// the order rules below hold whoever serves.
+// Whoever serves, the lock makes one reader per connection at a time; a
+// frame is read by the turn that started it or, when its payload is not
+// all there yet, by a later turn holder (or the helper it handed the
+// payload to), the reader's state being the connection's; so the order
+// rules below hold whoever serves.
 //
 // A frame whose payload is not in memory yet and is large (directMin or
-// more) is handed to a goroutine that reads it straight into place with
-// blocking reads, and the connection rejoins the queue when it is done; a
+// more) waits, its header read, until the socket holds all of it, and a
+// later turn reads it into place (tcp_whole.go); one the socket cannot
+// hold whole is handed to a goroutine that reads it straight into place
+// with blocking reads, and the connection rejoins the queue when it is
+// done; a
 // connection whose message waits for an SRQ receive leaves the queue until
 // the SRQ's next post resumes it. No goroutine of ours blocks in
 // epoll_wait: a thread blocked there would hold its scheduler slot until
@@ -128,7 +132,14 @@ type tcpLoop struct {
 	awakes    int        // sleeps of a waiter that ended in serving (for tests)
 	quietFrom int64      // monoNow since which Polls found nothing; 0: they did
 	owed      []*tcpWire // connections with verdicts deferred
-	oev       [1]unix.EpollEvent
+
+	// Writes the consumer's Polls carry on (tcp_pollwrite.go).
+	wpay    sync.Mutex   // the right to pay the list; taken holding nothing, above qp.mu
+	wpaying []*tcpWire   // the list being paid (wpay held)
+	paid    int          // turns the Polls wrote (wpay held; for tests)
+	wq      []*tcpWire   // connections whose right to write the polls hold (under mu)
+	wqn     atomic.Int32 // len(wq)
+	oev     [1]unix.EpollEvent
 
 	mu      sync.Mutex // leaf: adds and resumes from other goroutines
 	conns   map[int32]*tcpWire
@@ -318,6 +329,9 @@ func (l *tcpLoop) progress() {
 	}
 	now := monoNow()
 	l.lastPoll.Store(now)
+	if l.wqn.Load() != 0 {
+		l.payWrites()
+	}
 	look := now >= l.quietNext.Load()
 	if look && l.skipNext.Load() {
 		l.skipNext.Store(false)
@@ -447,6 +461,7 @@ func (l *tcpLoop) loop() {
 			continue
 		}
 		aside = 0
+		l.handWrites() // nobody polls: the writer goroutines write
 		l.turn.Lock()
 		left := true
 		for left && !l.polled() {
@@ -464,7 +479,7 @@ func (l *tcpLoop) loop() {
 		// then went to sleep in Wait and handed the work back) is not in
 		// the epoll set any more: serve it before any sleep, or nobody
 		// would.
-		if left || l.polled() || l.isStopped() {
+		if left || l.polled() || l.isStopped() || l.wqn.Load() != 0 {
 			continue
 		}
 		// Put the set in the outer one (a readiness that came meanwhile is
@@ -485,7 +500,7 @@ func (l *tcpLoop) loop() {
 		}
 		_ = l.ep.SetReadDeadline(time.Time{})
 		l.asleep.Store(true)
-		if !l.owing.Load() {
+		if !l.owing.Load() && l.wqn.Load() == 0 {
 			_ = l.rc.Read(wait)
 		}
 		l.asleep.Store(false)
@@ -512,6 +527,7 @@ func (l *tcpLoop) isStopped() bool {
 // end releases the loop's descriptors, with the turn held so that no
 // consumer's Poll is using them.
 func (l *tcpLoop) end() {
+	l.handWrites() // stopped is set: none is listed from now on
 	l.turn.Lock()
 	l.payOwed(true) // before l.mu: a failed write forgets its connection
 	l.mu.Lock()

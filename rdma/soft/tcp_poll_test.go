@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"godat/rdma"
 )
@@ -144,11 +145,15 @@ func TestTCPMoversCounted(t *testing.T) {
 		require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{WRID: 7, SGL: []rdma.SGE{sge(dst, dmr)}}))
 		require.NoError(t, a.qp.PostSend(&rdma.SendWR{WRID: 1, Opcode: rdma.WRSend, Flags: rdma.SendSignaled,
 			SGL: []rdma.SGE{sge(src, smr)}}))
+		// The sender is polled only once the message is in: a sender that
+		// polls writes the transfer itself (TestTCPPollsCarryWrites).
 		sent, recvd := 0, 0
 		waitFor(t, "an 8 MiB send", func() bool { return sent == 1 && recvd == 1 }, func() {
 			sawA = sawA || da.moving.Load() > 0
 			sawB = sawB || db.moving.Load() > 0
-			sent += a.scq.Poll(wc[:])
+			if recvd == 1 {
+				sent += a.scq.Poll(wc[:])
+			}
 			recvd += b.rcq.Poll(wc[:])
 		})
 		require.True(t, bytes.Equal(src, dst))
@@ -157,6 +162,136 @@ func TestTCPMoversCounted(t *testing.T) {
 	require.True(t, sawA, "the sender's writer goroutine was never counted")
 	require.True(t, sawB, "the receiver's helper was never counted")
 	waitFor(t, "the counts back at zero", func() bool { return da.moving.Load() == 0 && db.moving.Load() == 0 }, nil)
+}
+
+// A sender that polls its device carries a large transfer on itself: the
+// post writes nothing past postWriteMax, its Polls write the rest a chunk
+// each, and no goroutine of ours moves it (the writer goroutine shared the
+// consumer's CPU). The transfer still completes, in order with what
+// follows, when the sender stops polling right after the post: the loop
+// goroutine hands it to the writer goroutine. A post that finds the polls
+// holding the right to write leaves its frame behind theirs.
+func TestTCPPollsCarryWrites(t *testing.T) {
+	const n = 8 << 20
+	a, b := tcpPair(t)
+	la := loopOf(t, a)
+	da := &a.dev.(*device).tcp
+	src, smr := a.buf(t, n, allAccess)
+	dst, dmr := b.buf(t, n, allAccess)
+	msg, mmr := a.buf(t, 8, allAccess)
+	rb, rmr := b.buf(t, 8, allAccess)
+	var wc [4]rdma.WC
+	paidBefore := func() int { la.wpay.Lock(); defer la.wpay.Unlock(); return la.paid }
+	for round, keepPolling := range []bool{true, true, false} {
+		for i := range src {
+			src[i] = byte(round) + byte(i>>12)
+		}
+		require.Zero(t, a.scq.Poll(wc[:])) // the consumer polls the sender's device
+		paid := paidBefore()
+		require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{WRID: 5, SGL: []rdma.SGE{sge(rb, rmr)}}))
+		require.NoError(t, a.qp.PostSend(&rdma.SendWR{WRID: 1, Opcode: rdma.WRRDMAWrite,
+			SGL: []rdma.SGE{sge(src, smr)}, RemoteAddr: BufAddr(dst), RKey: dmr.RKey()}))
+		require.NoError(t, a.qp.PostSend(&rdma.SendWR{WRID: 2, Opcode: rdma.WRSend, Flags: rdma.SendSignaled,
+			SGL: []rdma.SGE{sge(msg, mmr)}}))
+		moved := false
+		recvd := 0
+		waitFor(t, "an 8 MiB write and a send behind it", func() bool { return recvd == 1 }, func() {
+			moved = moved || da.moving.Load() > 0
+			if keepPolling {
+				require.Zero(t, a.scq.Poll(wc[:]))
+			}
+			recvd += b.rcq.Poll(wc[:])
+		})
+		require.True(t, bytes.Equal(src, dst), "round %d: the write is not in place at the send", round)
+		require.Equal(t, uint64(2), pollN(t, a.scq, 1)[0].WRID)
+		if keepPolling {
+			// The sender's CPU may be taken from it for longer than
+			// standDown on a loaded machine (the goroutine then takes the
+			// write): the Polls wrote some of it at least.
+			require.Greater(t, paidBefore(), paid, "round %d: no Poll wrote", round)
+		} else {
+			require.True(t, moved, "round %d: nobody polled, and no writer goroutine moved it", round)
+		}
+		clear(dst)
+	}
+}
+
+// A payload of directMin up to wholeMax bytes is placed by the thread that
+// serves the connection, with one read once the socket holds all of it
+// (tcp_whole.go), whether a consumer polls or the loop goroutine serves a
+// target that never calls in: sends, RDMA writes, and read responses at
+// the initiator. One larger than wholeMax goes to the helper. The data is
+// in place either way, and the socket's low-water mark is back at one
+// byte (a frame's header must wake the loop).
+func TestTCPWholePayloads(t *testing.T) {
+	const n = 1 << 20
+	a, b := tcpPair(t)
+	loopOf(t, a)
+	lb := loopOf(t, b)
+	wa := a.qp.(*qp).c.w.(*tcpWire)
+	wb := b.qp.(*qp).c.w.(*tcpWire)
+	wholes := func(l *tcpLoop, w *tcpWire) int { l.turn.Lock(); defer l.turn.Unlock(); return w.wholes }
+	lowat := func(w *tcpWire) int {
+		v, err := unix.GetsockoptInt(w.sock.fd, unix.SOL_SOCKET, unix.SO_RCVLOWAT)
+		require.NoError(t, err)
+		return v
+	}
+	src, smr := a.buf(t, 2*wholeMax, allAccess)
+	dst, dmr := b.buf(t, 2*wholeMax, allAccess)
+	fill := func(round int) {
+		for i := range src {
+			src[i] = byte(round) + byte(i>>12)
+		}
+		clear(dst)
+	}
+	for round := 0; round < 8; round++ {
+		fill(round)
+		require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{WRID: 5, SGL: []rdma.SGE{sge(dst[:n], dmr)}}))
+		require.NoError(t, a.qp.PostSend(&rdma.SendWR{WRID: 1, Opcode: rdma.WRSend, Flags: rdma.SendSignaled,
+			SGL: []rdma.SGE{sge(src[:n], smr)}}))
+		require.Equal(t, rdma.WCSuccess, pollN(t, b.rcq, 1)[0].Status)
+		require.Equal(t, rdma.WCSuccess, pollN(t, a.scq, 1)[0].Status)
+		require.True(t, bytes.Equal(src[:n], dst[:n]), "round %d: the send", round)
+	}
+	require.NotZero(t, wholes(lb, wb), "no send placed whole by a polling receiver")
+
+	// An RDMA write to a target that does not call in: its loop goroutine
+	// serves it.
+	before := wholes(lb, wb)
+	for round := 0; round < 8; round++ {
+		fill(round)
+		require.NoError(t, a.qp.PostSend(&rdma.SendWR{WRID: 2, Opcode: rdma.WRRDMAWrite, Flags: rdma.SendSignaled,
+			SGL: []rdma.SGE{sge(src[:n], smr)}, RemoteAddr: BufAddr(dst), RKey: dmr.RKey()}))
+		require.Equal(t, rdma.WCSuccess, pollN(t, a.scq, 1)[0].Status)
+		require.True(t, bytes.Equal(src[:n], dst[:n]), "round %d: the write", round)
+	}
+	require.Greater(t, wholes(lb, wb), before, "no write placed whole at a passive target")
+
+	// Read responses, placed at the initiator.
+	before = wholes(loopOf(t, a), wa)
+	for round := 0; round < 8; round++ {
+		fill(round)
+		copy(dst[:n], src[:n])
+		clear(src)
+		require.NoError(t, a.qp.PostSend(&rdma.SendWR{WRID: 3, Opcode: rdma.WRRDMARead, Flags: rdma.SendSignaled,
+			SGL: []rdma.SGE{sge(src[:n], smr)}, RemoteAddr: BufAddr(dst), RKey: dmr.RKey()}))
+		require.Equal(t, rdma.WCSuccess, pollN(t, a.scq, 1)[0].Status)
+		require.True(t, bytes.Equal(src[:n], dst[:n]), "round %d: the read", round)
+	}
+	require.Greater(t, wholes(loopOf(t, a), wa), before, "no read response placed whole")
+
+	// Over wholeMax: the helper.
+	before = wholes(lb, wb)
+	fill(9)
+	require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{WRID: 6, SGL: []rdma.SGE{sge(dst, dmr)}}))
+	require.NoError(t, a.qp.PostSend(&rdma.SendWR{WRID: 4, Opcode: rdma.WRSend, Flags: rdma.SendSignaled,
+		SGL: []rdma.SGE{sge(src, smr)}}))
+	require.Equal(t, uint64(2*wholeMax), uint64(pollN(t, b.rcq, 1)[0].ByteLen))
+	require.Equal(t, rdma.WCSuccess, pollN(t, a.scq, 1)[0].Status)
+	require.True(t, bytes.Equal(src, dst), "the send over wholeMax")
+	require.Equal(t, before, wholes(lb, wb), "a payload over wholeMax placed whole")
+	require.Equal(t, 1, lowat(wa))
+	require.Equal(t, 1, lowat(wb))
 }
 
 // A read response counts as answered at the responder before its bytes go

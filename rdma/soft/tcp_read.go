@@ -3,8 +3,9 @@ package soft
 // Reading the TCP wire: the device's receive loop (tcp_loop.go) gives each
 // connection turns; a turn reads and checks one frame (checkFrame) and
 // hands it to the engine. Payloads of directMin bytes or more that are not
-// in memory yet are read straight into place by a helper goroutine with
-// blocking reads; smaller ones come through a 64 KiB buffer. The reader is
+// in memory yet are read straight into place: by the serving thread once
+// the socket holds all of it (tcp_whole.go), else by a helper goroutine
+// with blocking reads; smaller ones come through a 64 KiB buffer. The reader is
 // the payload (treader implements the engine's payload interface).
 
 import (
@@ -279,7 +280,13 @@ func (w *tcpWire) turn() int {
 		need = f.len
 	}
 	for uint64(b.wp-b.rp) < need {
-		if need-uint64(b.wp-b.rp) >= directMin {
+		if left := need - uint64(b.wp-b.rp); left >= directMin {
+			switch w.whole(left) {
+			case wholeWait:
+				return stepIdle
+			case wholeHere:
+				goto place
+			}
 			w.publish() // the helper publishes from now on
 			w.d.tcp.setMoving(&w.rdMoving, true)
 			go w.helper()
@@ -292,6 +299,7 @@ func (w *tcpWire) turn() int {
 			return stepIdle
 		}
 	}
+place:
 	if f.typ == msgSend && w.order != nil {
 		if !w.order.due(f.stamp) {
 			return stepGap // an earlier SEND of the peer device may be queued elsewhere
@@ -468,6 +476,7 @@ func (w *tcpWire) drain() {
 		return
 	}
 	_ = w.sock.SetReadDeadline(time.Unix(0, lu))
+	w.setLowat(0) // the reads below take whatever comes
 	b := &w.rd
 	for {
 		b.rp, b.wp = 0, 0

@@ -128,6 +128,7 @@ func (l *tcpLoop) payAll() {
 // It reports EINTR.
 func (l *tcpLoop) sleepServing(dev *device, seq uint32, d time.Duration) bool {
 	l.payAll()
+	l.handWrites() // a sleeper does not write: the writer goroutines do
 	m := dev.bell
 	m.add32(bellOffSleepers, 1)
 	local.sleepers.Add(1)

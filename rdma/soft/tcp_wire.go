@@ -7,12 +7,13 @@ package soft
 // Poll, or the loop goroutine when nobody polls) reads frames, one per
 // connection per turn, and hands them to the engine, which places payloads
 // straight into the posted buffers or the RDMA target and pushes
-// completions in placement order; a payload with much left unread goes to
-// a helper goroutine that reads it into place. Writes are
-// done by whoever queues a frame (a post, the reader) with non-blocking
-// sendmsg, outside every lock but the writer's own short one; a write that
-// would block is handed to the connection's writer goroutine, which sleeps
-// in poll until the socket drains. Nothing spins. The socket is not in Go's
+// completions in placement order; a large payload is read into place
+// once the socket holds all of it (tcp_whole.go), or by a helper
+// goroutine. Writes are done by whoever queues a frame (a post, the
+// reader) with non-blocking sendmsg, outside every lock but the writer's
+// own short one; a write that would block, or a large one, goes on in the
+// consumer's Polls while it polls (tcp_pollwrite.go), else in the
+// connection's writer goroutine, which sleeps until the socket drains. Nothing spins. The socket is not in Go's
 // network poller (tcp_sock.go says why).
 //
 // Credits and acknowledgements ride in every frame header (grant, ack), so
@@ -78,6 +79,8 @@ type tcpWire struct {
 	order   *tcpOrder // stamps shared with the peer device; set before any data frame
 	rdKick  bool      // a grant arrived: retry the send queue
 	owed    bool      // in the loop's list of deferred verdicts (turn holder)
+	lowat   uint64    // the socket's SO_RCVLOWAT while a payload waits to be whole; 0: default (reader)
+	wholes  int       // payloads placed whole by the serving thread (reader; for tests)
 	// A helper goroutine places a payload (rdMoving), the writer goroutine
 	// holds the right to write (wrMoving): tcpDev.moving counts them.
 	rdMoving, wrMoving atomic.Bool
@@ -91,6 +94,7 @@ type tcpWire struct {
 	naks       []nakRec
 	writing    bool // someone holds the right to write
 	handed     bool // ... and handed it to the writer goroutine
+	polls      bool // ... or to the consumer's Polls (tcp_pollwrite.go)
 	slow       bool // the writer goroutine holds it (it may wait for room)
 	wwait      int  // posters waiting in flushPosted for a short write
 	wcond      sync.Cond

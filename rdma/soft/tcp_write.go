@@ -4,7 +4,8 @@ package soft
 // scatter/gather sendmsg, headers filled as they go on the wire (so the
 // grant and ack fields are as fresh as possible). One thread at a time
 // holds the right to write (writing); it never blocks: on a full socket
-// it hands the right to the writer goroutine, which waits in the netpoller.
+// it hands the right to the consumer's Polls (tcp_pollwrite.go) or to the
+// writer goroutine, which waits in the netpoller.
 
 import (
 	"runtime"
@@ -345,7 +346,7 @@ func (w *tcpWire) flushGrant() {
 // (the writer goroutine holds the right then).
 func (w *tcpWire) flushPosted() {
 	w.wmu.Lock()
-	for w.writing && !w.handed && !w.slow && !w.broken {
+	for w.writing && !w.handed && !w.polls && !w.slow && !w.broken {
 		w.wwait++
 		w.wcond.Wait()
 		w.wwait--
@@ -367,14 +368,14 @@ func (w *tcpWire) wakePostersLocked() {
 }
 
 // postWriteMax bounds what a post (or a consumer's Poll) writes itself:
-// with more queued than that, it writes nothing and hands the lot to the
-// writer goroutine, so that it returns in bounded time whatever the size
-// (the data goes straight from the registered memory either way). Writing
-// a first part itself would only make the call longer: the rest needs the
-// goroutine anyway.
+// with more queued than that, it writes nothing and hands the lot on (to
+// the Polls, a chunk each, or the writer goroutine), so that it returns in
+// bounded time whatever the size (the data goes straight from the
+// registered memory either way).
 const postWriteMax = 128 << 10
 
-// writerChunk bounds one sendmsg of the writer goroutine: the runtime's P
+// writerChunk bounds one sendmsg of the writer goroutine (and a Poll's
+// turn, pollTurn): the runtime's P
 // is busy for the call's length, and with one P (a process pinned to one
 // CPU: GOMAXPROCS 1) a consumer's call into the library waits for it; a
 // 4 MiB sendmsg put about 0.93 ms on the 99th percentile of a post.
@@ -395,8 +396,9 @@ func capIovs(v []iov, max int) int {
 
 // writeLoop writes while there is work; the caller holds the right to
 // write. block waits for room (the writer goroutine only). budget, when
-// not 0, bounds one write of this thread: more gathered than that is
-// handed to the writer goroutine, unwritten.
+// above 0, bounds one write of this thread: more gathered than that is
+// handed on, unwritten; pollTurn makes one write of writerChunk at most
+// and hands the rest on.
 func (w *tcpWire) writeLoop(block bool, budget int) {
 	for {
 		w.wmu.Lock()
@@ -422,7 +424,7 @@ func (w *tcpWire) writeLoop(block bool, budget int) {
 		if budget > 0 && iovLen(w.wiov[:n]) > budget {
 			err = unix.EAGAIN // the writer goroutine writes it, after report
 		} else {
-			if block {
+			if block || budget == pollTurn {
 				n = capIovs(w.wiov[:n], writerChunk)
 			}
 			w.wmu.Unlock()
@@ -448,13 +450,18 @@ func (w *tcpWire) writeLoop(block bool, budget int) {
 			ok = !w.careful || w.faultLocked(&out)
 			w.careful = true
 		}
-		handoff := ok && err == unix.EAGAIN
+		// A Poll's turn is one sendmsg: what is left waits for the next.
+		handoff := ok && (err == unix.EAGAIN || budget == pollTurn && w.hasWorkLocked())
 		if !ok {
 			w.broken = true
 		}
+		// Polls carry the rest on while the consumer polls (tcp_pollwrite.go);
+		// the writer goroutine, which waits for room, otherwise.
+		toPolls := handoff && !block && w.loop != nil && w.loop.takesWrites()
 		if !ok || handoff {
-			w.writing = handoff // the writer goroutine keeps the right
-			w.handed = handoff
+			w.writing = handoff // the writer goroutine, or the polls, keep the right
+			w.handed = handoff && !toPolls
+			w.polls = toPolls
 			w.slow = w.slow && handoff
 			w.wakePostersLocked()
 		}
@@ -480,6 +487,9 @@ func (w *tcpWire) writeLoop(block bool, budget int) {
 				w.q.peerEnded(w.c, false)
 			}
 			w.abort()
+			return
+		case toPolls:
+			w.loop.oweWrite(w)
 			return
 		case handoff:
 			w.d.tcp.setMoving(&w.wrMoving, true)
@@ -521,6 +531,11 @@ func (w *tcpWire) writer() {
 			w.wmu.Lock()
 			mine := w.handed // handed over by a writer that found the socket full
 			w.handed = false
+			if w.polls {
+				// The polls hold it, and a shutdown or an accept kicked:
+				// the writer finishes the queue (the list entry is skipped).
+				w.polls, mine = false, true
+			}
 			if !mine && !w.writing && w.hasWorkLocked() {
 				w.writing, mine = true, true
 			}
