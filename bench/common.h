@@ -125,8 +125,10 @@ static inline int bench_cpu(int role)
 
 /* Pins the whole process to the CPU of its role, as a launcher's binding of
  * a process does (hwloc's process binding, mpirun --bind-to core): every
- * thread, so that the library's threads, which its runtime started before
- * main, share that CPU with the application. A thread started during the
+ * thread, so that the library's threads share that CPU with the
+ * application. A DAT program pins itself once its first DAT call returned:
+ * libdat's Go runtime starts on a thread of its own, beside main, and reads
+ * the CPUs allowed as it starts. A thread started during the
  * walk inherits its creator's mask, which may be the old one: the walk
  * repeats until a pass finds every thread pinned. A parent calls
  * bench_cpus_fix() first, so that the child it starts, which pins itself

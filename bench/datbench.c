@@ -423,6 +423,11 @@ static int client(const char *qual_s)
 	static const uint64_t lat_sizes[] = {8, 64, 4 * KiB, 64 * KiB, MiB};
 	static const uint64_t bw_sizes[] = {4 * KiB, 64 * KiB, MiB, 16 * MiB};
 	setup(&cs);
+	/* Pinned once the library runs: its Go runtime starts on a thread of its
+	 * own, beside main, and sizes itself for the CPUs allowed when it reads
+	 * them (a child pinned first raced it, and in some runs started with one
+	 * CPU: GOMAXPROCS 1, no spinning in waits). */
+	bench_pin(1);
 	CHECK(dat_ep_connect(cs.ep, (DAT_IA_ADDRESS_PTR)&sa, strtoull(qual_s, NULL, 0), TMO, 0, NULL,
 			     DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
 	get_event(cs.conn, M_WAIT, &ev, "connect");
@@ -456,7 +461,6 @@ int main(int argc, char **argv)
 	alarm(150); /* a hang is a failure, never a stuck run */
 	if (argc >= 4 && strcmp(argv[1], "--client") == 0) {
 		role = "client";
-		bench_pin(1);
 		ia_name = argv[3];
 		only = getenv("DATBENCH_ROWS");
 		if (getenv("DATBENCH_SIZE"))
