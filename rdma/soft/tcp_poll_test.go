@@ -294,6 +294,37 @@ func TestTCPWholePayloads(t *testing.T) {
 	require.Equal(t, 1, lowat(wb))
 }
 
+// A socket that cannot hold a payload whole (its buffer fixed small, as
+// SO_RCVBUF fixes it, which also caps the low-water mark) turns readable
+// with less: the payload goes to the helper, and arrives all the same.
+func TestTCPWholeFallsBackToTheHelper(t *testing.T) {
+	const n = 1 << 20
+	a, b := tcpPair(t)
+	lb := loopOf(t, b)
+	wb := b.qp.(*qp).c.w.(*tcpWire)
+	require.NoError(t, unix.SetsockoptInt(wb.sock.fd, unix.SOL_SOCKET, unix.SO_RCVBUF, 32<<10))
+	src, smr := a.buf(t, n, allAccess)
+	dst, dmr := b.buf(t, n, allAccess)
+	for round := 0; round < 3; round++ {
+		for i := range src {
+			src[i] = byte(round) + byte(i>>12)
+		}
+		require.NoError(t, b.qp.PostRecv(&rdma.RecvWR{WRID: 5, SGL: []rdma.SGE{sge(dst, dmr)}}))
+		require.NoError(t, a.qp.PostSend(&rdma.SendWR{WRID: 1, Opcode: rdma.WRSend, Flags: rdma.SendSignaled,
+			SGL: []rdma.SGE{sge(src, smr)}}))
+		require.Equal(t, rdma.WCSuccess, pollN(t, b.rcq, 1)[0].Status)
+		require.Equal(t, rdma.WCSuccess, pollN(t, a.scq, 1)[0].Status)
+		require.True(t, bytes.Equal(src, dst), "round %d", round)
+	}
+	lb.turn.Lock()
+	wholes := wb.wholes
+	lb.turn.Unlock()
+	require.Zero(t, wholes, "a payload placed whole in a socket that cannot hold it")
+	v, err := unix.GetsockoptInt(wb.sock.fd, unix.SOL_SOCKET, unix.SO_RCVLOWAT)
+	require.NoError(t, err)
+	require.Equal(t, 1, v)
+}
+
 // A read response counts as answered at the responder before its bytes go
 // out: the initiator may post its next read as soon as it has the
 // response, and the responder, which refuses a peer over the
