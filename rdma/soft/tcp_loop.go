@@ -618,14 +618,20 @@ func (l *tcpLoop) pass() {
 		w.queued = false
 		r := w.step()
 		if r == stepGap {
+			// w is queued while earliest looks at the epoll set: an edge
+			// of w must not queue it a second time. A second entry was
+			// served after the first had parked w, while its helper read
+			// the same stream (frames torn apart: a 20-byte send took
+			// the next frame's header as its payload).
+			w.queued = true
 			var v *tcpWire
 			if run, v = l.earliest(run, i, w); v != w {
 				v.queued = false
 				run = l.after(run, v, v.step())
-				w.queued = true
 				i-- // w's turn again
 				continue
 			}
+			w.queued = false
 			r = w.step()
 		}
 		run = l.after(run, w, r)
@@ -639,7 +645,14 @@ func (l *tcpLoop) pass() {
 	}
 	clear(run[n:])
 	l.run = run[:n]
+	if h := testHookPassed.Load(); h != nil {
+		(*h)(l.run)
+	}
 }
+
+// testHookPassed, set by tests only, sees the queue each pass leaves
+// (l.turn held).
+var testHookPassed atomic.Pointer[func(run []*tcpWire)]
 
 // after files connection w by the result of its turn.
 func (l *tcpLoop) after(run []*tcpWire, w *tcpWire, r int) []*tcpWire {

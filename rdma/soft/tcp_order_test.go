@@ -1,0 +1,180 @@
+package soft
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"godat/rdma"
+)
+
+// connectQPs connects qa of a (active) to qb of b (passive).
+func connectQPs(t *testing.T, a, b *end, qa, qb rdma.QP) {
+	t.Helper()
+	l, err := b.dev.Listen(b.cm, 0, true, 4, 99)
+	require.NoError(t, err)
+	defer l.Close()
+	require.NoError(t, qa.Connect(netip.AddrPortFrom(lo, 0), l.ServiceID(), nil, testWait))
+	ev := b.event(t)
+	require.Equal(t, rdma.CMConnectRequest, ev.Type)
+	require.NoError(t, ev.Request.Accept(qb, nil))
+	require.Equal(t, rdma.CMEstablished, a.event(t).Type, "active side")
+	require.Equal(t, rdma.CMEstablished, b.event(t).Type, "passive side")
+}
+
+// SENDs on several connections between two devices complete in the order
+// they were posted, among those that have arrived (tcp_order.go). A turn that finds a SEND ahead of its
+// stamps serves the earliest one queued first (tcpLoop.earliest), and
+// looks at the epoll set for it meanwhile: the connection whose turn it
+// was must not be queued a second time by an arrival then. A second entry
+// was served after the first had parked the connection, while its helper
+// read the same stream (frames torn apart: in the C suite's
+// test_pattern_stream, a 20-byte send took the next frame's header as its
+// payload). The sender posts from its own goroutine, small and large
+// SENDs in turn, while the receiver polls; every pass of either loop
+// leaves each connection queued once at most, and never a parked one.
+func TestTCPOrderQueuesAConnectionOnce(t *testing.T) {
+	const nqp, rounds, slot, large, depth = 4, 100, 32 << 10, 20 << 10, 4
+	a, b := tcpPair(t)
+	qa, qb := []rdma.QP{a.qp}, []rdma.QP{b.qp}
+	for i := 1; i < nqp; i++ {
+		x, y := a.newQP(t, nil), b.newQP(t, nil)
+		connectQPs(t, a, b, x, y)
+		qa, qb = append(qa, x), append(qb, y)
+	}
+	var bad atomic.Pointer[string]
+	hook := func(run []*tcpWire) {
+		for i, w := range run {
+			if w.parked {
+				s := "a parked connection queued"
+				bad.CompareAndSwap(nil, &s)
+			}
+			for _, v := range run[:i] {
+				if v == w {
+					s := "a connection queued twice"
+					bad.CompareAndSwap(nil, &s)
+				}
+			}
+		}
+	}
+	testHookPassed.Store(&hook)
+	defer testHookPassed.Store(nil)
+
+	src, smr := a.buf(t, nqp*depth*slot, allAccess)
+	dst, dmr := b.buf(t, nqp*rounds*slot, allAccess)
+	const bigLen = 256 << 10
+	big, bmr := a.buf(t, bigLen, allAccess)
+	far, fmr := b.buf(t, nqp*bigLen, allAccess)
+	for i := 0; i < nqp; i++ {
+		for r := 0; r < rounds; r++ {
+			off := (r*nqp + i) * slot
+			require.NoError(t, qb[i].PostRecv(&rdma.RecvWR{WRID: uint64(r*nqp + i), SGL: []rdma.SGE{sge(dst[off:off+slot], dmr)}}))
+		}
+	}
+	size := func(seq int) int {
+		if seq%3 == 0 {
+			return large + seq
+		}
+		return 64
+	}
+	// The sender: round after round, a SEND on every connection, with its
+	// sequence number among all of them first; depth of them outstanding
+	// on each connection, a source slot used again once its SEND
+	// completed (a connection's SENDs complete in order).
+	posted := make(chan error, 1)
+	deadline := time.Now().Add(testWait)
+	go func() {
+		var wc [8]rdma.WC
+		var busy [nqp]int
+		for seq := 0; seq < nqp*rounds; seq++ {
+			i := seq % nqp
+			for busy[i] == depth {
+				if time.Now().After(deadline) {
+					posted <- fmt.Errorf("send %d: no room on its connection within %v", seq, testWait)
+					return
+				}
+				n := a.scq.Poll(wc[:])
+				for _, c := range wc[:n] {
+					if c.Status != rdma.WCSuccess {
+						posted <- rdma.ErrInvalid
+						return
+					}
+					busy[c.WRID%nqp]--
+				}
+				if n == 0 {
+					runtime.Gosched()
+				}
+			}
+			if seq%5 == 0 {
+				// A write too large for the post to write itself goes
+				// to the polls or the writer goroutine, and the SEND
+				// behind it with it: SENDs posted later on the other
+				// connections arrive first.
+				if err := qa[i].PostSend(&rdma.SendWR{WRID: 1 << 62, Opcode: rdma.WRRDMAWrite,
+					SGL: []rdma.SGE{sge(big, bmr)}, RemoteAddr: BufAddr(far) + uint64(i*bigLen), RKey: fmr.RKey()}); err != nil {
+					posted <- err
+					return
+				}
+			}
+			at := seq % (nqp * depth) * slot
+			p := src[at : at+size(seq)]
+			binary.LittleEndian.PutUint64(p, uint64(seq))
+			for k := 8; k < len(p); k++ {
+				p[k] = byte(seq + k)
+			}
+			if err := qa[i].PostSend(&rdma.SendWR{WRID: uint64(seq), Opcode: rdma.WRSend, Flags: rdma.SendSignaled,
+				SGL: []rdma.SGE{sge(p, smr)}}); err != nil {
+				posted <- err
+				return
+			}
+			busy[i]++
+		}
+		posted <- nil
+	}()
+	// The receiver polls. On each connection the receives complete in
+	// order (the k-th message into the k-th receive, whose WRID is the
+	// message's sequence number), each message whole. (Across connections
+	// the order is kept among the SENDs that have arrived: a turn does
+	// not wait for a later one, tcpOrder.skipTo.)
+	checkReceive := func(c rdma.WC) {
+		require.Equal(t, rdma.WCSuccess, c.Status)
+		seq := int(c.WRID)
+		off := seq * slot
+		m := dst[off : off+int(c.ByteLen)]
+		require.Equal(t, uint64(seq), binary.LittleEndian.Uint64(m), "receive %d", seq)
+		require.Equal(t, size(seq), len(m), "receive %d", seq)
+		for k := 8; k < len(m); k++ {
+			if m[k] != byte(seq+k) {
+				t.Fatalf("message %d: byte %d wrong", seq, k)
+			}
+		}
+	}
+	var wc [16]rdma.WC
+	for got := 0; got < nqp*rounds; {
+		if s := bad.Load(); s != nil {
+			t.Fatal(*s)
+		}
+		n := b.rcq.Poll(wc[:])
+		if n == 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d receives within %v", got, nqp*rounds, testWait)
+			}
+			runtime.Gosched()
+			continue
+		}
+		got += n
+		for _, c := range wc[:n] {
+			checkReceive(c)
+		}
+	}
+	require.NoError(t, <-posted)
+	if s := bad.Load(); s != nil {
+		t.Fatal(*s)
+	}
+}
