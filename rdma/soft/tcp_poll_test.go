@@ -317,9 +317,10 @@ func TestTCPWholeFallsBackToTheHelper(t *testing.T) {
 		require.True(t, bytes.Equal(src, dst), "round %d", round)
 	}
 	lb.turn.Lock()
-	wholes := wb.wholes
+	wholes, capped := wb.wholes, wb.lowatCapped
 	lb.turn.Unlock()
 	require.Zero(t, wholes, "a payload placed whole in a socket that cannot hold it")
+	require.NotZero(t, capped, "the kernel's cap on the mark not seen")
 	v, err := unix.GetsockoptInt(wb.sock.fd, unix.SOL_SOCKET, unix.SO_RCVLOWAT)
 	require.NoError(t, err)
 	require.Equal(t, 1, v)

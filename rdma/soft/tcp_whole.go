@@ -42,13 +42,12 @@ func (w *tcpWire) whole(left uint64) int {
 	if armed && !w.sock.readable() {
 		return wholeWait
 	}
-	if n, err := w.sock.inq(); err == nil && uint64(n) >= left {
-		w.setLowat(0)
-		w.wholes++
+	if w.holdsAll(left) {
 		return wholeHere
 	}
 	if !armed {
 		if !w.setLowat(left) {
+			w.setLowat(0)
 			return wholeNo
 		}
 		// Setting the mark reports a socket that meets it at once; a look
@@ -56,9 +55,7 @@ func (w *tcpWire) whole(left uint64) int {
 		if !w.sock.readable() {
 			return wholeWait
 		}
-		if n, err := w.sock.inq(); err == nil && uint64(n) >= left {
-			w.setLowat(0)
-			w.wholes++
+		if w.holdsAll(left) {
 			return wholeHere
 		}
 	}
@@ -66,13 +63,35 @@ func (w *tcpWire) whole(left uint64) int {
 	return wholeNo
 }
 
+// holdsAll reports whether the socket holds the left bytes; when it does,
+// the mark goes back to the default, since the read takes them all.
+func (w *tcpWire) holdsAll(left uint64) bool {
+	if n, err := w.sock.inq(); err != nil || uint64(n) < left {
+		return false
+	}
+	w.setLowat(0)
+	w.wholes++
+	return true
+}
+
 // setLowat sets the socket's receive low-water mark to n bytes (0: back
-// to the default of one), and reports whether it could.
+// to the default of one), and reports whether it could. The kernel caps
+// the mark at half the socket's largest buffer (tcp_rmem's third figure,
+// 6 MiB on Debian, or the SO_RCVBUF a program set): a mark set lower than
+// asked would report the socket readable before the payload is all
+// there, so that counts as could not, and w.lowat holds the mark set.
 func (w *tcpWire) setLowat(n uint64) bool {
 	if w.lowat == n {
 		return true
 	}
-	if err := w.sock.setLowat(int(max(n, 1))); err != nil {
+	want := max(n, 1)
+	got, err := w.sock.setLowat(int(want))
+	if err != nil {
+		return false
+	}
+	if uint64(got) < want {
+		w.lowat = uint64(got)
+		w.lowatCapped++
 		return false
 	}
 	w.lowat = n
@@ -88,13 +107,19 @@ func (s *tcpSock) inq() (int, error) {
 	return unix.IoctlGetInt(s.fd, unix.SIOCINQ)
 }
 
-// setLowat sets SO_RCVLOWAT.
-func (s *tcpSock) setLowat(n int) error {
+// setLowat sets SO_RCVLOWAT to n and returns the mark the kernel set.
+func (s *tcpSock) setLowat(n int) (int, error) {
 	if !s.acquire() {
-		return errGone
+		return 0, errGone
 	}
 	defer s.release()
-	return unix.SetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_RCVLOWAT, n)
+	if err := unix.SetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_RCVLOWAT, n); err != nil {
+		return 0, err
+	}
+	if n == 1 {
+		return 1, nil
+	}
+	return unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_RCVLOWAT)
 }
 
 // readable reports whether the socket is readable now (its low-water mark

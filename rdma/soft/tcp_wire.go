@@ -69,18 +69,19 @@ type tcpWire struct {
 	starved atomic.Bool   // the peer asked for a grant
 
 	// The reader's state: the loop's, or the helper's while parked.
-	rd      treader
-	loop    *tcpLoop // nil until established
-	loopFd  int32
-	queued  bool      // in the loop's queue (loop thread only)
-	parked  bool      // out of it until resumed (loop thread only)
-	edge    bool      // readable since the last read (loop thread only)
-	lastAck uint32    // the peer's ack as last taken
-	order   *tcpOrder // stamps shared with the peer device; set before any data frame
-	rdKick  bool      // a grant arrived: retry the send queue
-	owed    bool      // in the loop's list of deferred verdicts (turn holder)
-	lowat   uint64    // the socket's SO_RCVLOWAT while a payload waits to be whole; 0: default (reader)
-	wholes  int       // payloads placed whole by the serving thread (reader; for tests)
+	rd          treader
+	loop        *tcpLoop // nil until established
+	loopFd      int32
+	queued      bool      // in the loop's queue (loop thread only)
+	parked      bool      // out of it until resumed (loop thread only)
+	edge        bool      // readable since the last read (loop thread only)
+	lastAck     uint32    // the peer's ack as last taken
+	order       *tcpOrder // stamps shared with the peer device; set before any data frame
+	rdKick      bool      // a grant arrived: retry the send queue
+	owed        bool      // in the loop's list of deferred verdicts (turn holder)
+	lowat       uint64    // the socket's SO_RCVLOWAT while a payload waits to be whole; 0: default (reader)
+	lowatCapped int       // marks the kernel set lower than asked (reader; for tests)
+	wholes      int       // payloads placed whole by the serving thread (reader; for tests)
 	// A helper goroutine places a payload (rdMoving), the writer goroutine
 	// holds the right to write (wrMoving): tcpDev.moving counts them.
 	rdMoving, wrMoving atomic.Bool
