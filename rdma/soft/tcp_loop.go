@@ -574,6 +574,11 @@ func (l *tcpLoop) serve(passes int) bool {
 		l.collect()
 		l.mu.Lock()
 		for _, w := range l.resumed {
+			if w.rdMoving.Load() {
+				// An SRQ post woke its helper, which reads the stream
+				// until it resumes the connection itself.
+				continue
+			}
 			w.parked = false
 			if !w.queued {
 				w.queued = true

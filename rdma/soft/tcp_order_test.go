@@ -1,6 +1,7 @@
 package soft
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"net/netip"
@@ -177,4 +178,49 @@ func TestTCPOrderQueuesAConnectionOnce(t *testing.T) {
 	if s := bad.Load(); s != nil {
 		t.Fatal(*s)
 	}
+}
+
+// A large SEND (over wholeMax: its helper reads it) to a QP whose SRQ is
+// empty waits in the helper for a receive. The SRQ's next post wakes the
+// helper, which places it; the loop must not take the connection back
+// meanwhile (it read the stream beside the helper: frames torn apart).
+// The small SEND behind the large one is the loop's again once the helper
+// is done.
+func TestTCPHelperKeepsItsStreamThroughAnSRQWait(t *testing.T) {
+	const n = wholeMax + 1<<20
+	a := newEnd(t, rdma.Params{"transport": "tcp"})
+	b := newEnd(t, rdma.Params{"transport": "tcp"})
+	srq, err := b.dev.CreateSRQ(rdma.SRQInitAttr{PD: b.pd, MaxWR: 8, MaxSGE: 1})
+	require.NoError(t, err)
+	bq := b.newQP(t, srq)
+	connectQPs(t, a, b, a.qp, bq)
+	wb := bq.(*qp).c.w.(*tcpWire)
+	src, smr := a.buf(t, n+64, allAccess)
+	dst, dmr := b.buf(t, n+64, allAccess)
+	for i := range src {
+		src[i] = byte(i*7 + i>>16)
+	}
+	require.NoError(t, a.qp.PostSend(&rdma.SendWR{WRID: 1, Opcode: rdma.WRSend, SGL: []rdma.SGE{sge(src[:n], smr)}}))
+	require.NoError(t, a.qp.PostSend(&rdma.SendWR{WRID: 2, Opcode: rdma.WRSend, Flags: rdma.SendSignaled,
+		SGL: []rdma.SGE{sge(src[n:], smr)}}))
+	// The helper has the large one, and waits for a receive.
+	var wc [4]rdma.WC
+	waitFor(t, "the helper", func() bool { return wb.rdMoving.Load() }, func() { b.rcq.Poll(wc[:]) })
+	time.Sleep(20 * time.Millisecond) // for it to find the SRQ empty
+	for range 20 {
+		b.rcq.Poll(wc[:]) // the loop serves meanwhile
+	}
+	require.NoError(t, srq.PostRecv(&rdma.RecvWR{WRID: 5, SGL: []rdma.SGE{sge(dst[:n], dmr)}}))
+	require.NoError(t, srq.PostRecv(&rdma.RecvWR{WRID: 6, SGL: []rdma.SGE{sge(dst[n:], dmr)}}))
+	got := pollN(t, b.rcq, 2)
+	for i, c := range got {
+		require.Equal(t, rdma.WCSuccess, c.Status, "receive %d", i)
+	}
+	require.Equal(t, uint64(5), got[0].WRID)
+	require.Equal(t, uint32(n), got[0].ByteLen)
+	require.Equal(t, uint32(64), got[1].ByteLen)
+	if !bytes.Equal(src, dst) {
+		t.Fatal("the SENDs' bytes are not in place")
+	}
+	require.Equal(t, rdma.WCSuccess, pollN(t, a.scq, 1)[0].Status)
 }
