@@ -8,6 +8,9 @@
  *    accepting thread serves them, then disconnect and reset;
  *  - one EP shared by several posting threads while another reaps, with
  *    every cookie completed exactly once;
+ *  - one receive EVD of several EPs reaped by several polling threads,
+ *    each posting its receives again, while the peer streams: every
+ *    message taken exactly once;
  *  - an abrupt close while threads are still calling: each call works or
  *    fails with an error, none crashes or hangs.
  * Threads never call cmocka; they count failures that the test asserts. */
@@ -357,6 +360,186 @@ static void test_shared_ep_posters(void **state)
 	free(cm.buf);
 }
 
+/* ---- one receive EVD, many reaping threads ---- */
+
+#define REAPERS 3
+#define REAP_EPS 4
+#define REAP_MSGS 1500 /* per EP */
+#define REAP_DEPTH 8   /* receives per EP */
+
+struct reap_msg {
+	uint32_t magic, ep, k;
+};
+
+struct reapers {
+	DAT_EVD_HANDLE evd;
+	DAT_EP_HANDLE ep[REAP_EPS];
+	struct mem *m; /* REAP_DEPTH receive slots of 64 bytes per EP */
+	int seen[REAP_EPS][REAP_MSGS];
+	int taken;
+	long deadline;
+};
+
+struct reaper {
+	struct reapers *r;
+	int failures;
+	char first[512];
+};
+
+/* Dequeues until every message is taken: checks the message, counts it,
+ * and posts its receive again. */
+static void *reaper(void *p)
+{
+	struct reaper *c = p;
+	struct reapers *r = c->r;
+	for (unsigned idle = 0; __atomic_load_n(&r->taken, __ATOMIC_ACQUIRE) < REAP_EPS * REAP_MSGS; idle++) {
+		if (now_ns() > r->deadline) {
+			if (c->failures++ == 0)
+				snprintf(c->first, sizeof c->first, "stalled at %d messages",
+					 __atomic_load_n(&r->taken, __ATOMIC_ACQUIRE));
+			return NULL;
+		}
+		DAT_EVENT ev;
+		DAT_RETURN rc = dat_evd_dequeue(r->evd, &ev);
+		if (DAT_GET_TYPE(rc) == DAT_QUEUE_EMPTY) {
+			if ((idle & 255) == 255)
+				sched_yield();
+			continue;
+		}
+		C_OK(c, rc);
+		if (rc != DAT_SUCCESS)
+			return NULL;
+		DAT_DTO_COMPLETION_EVENT_DATA d = ev.event_data.dto_completion_event_data;
+		uint64_t slot = d.user_cookie.as_64;
+		int e = (int)(slot / REAP_DEPTH);
+		struct reap_msg msg;
+		if (ev.event_number != DAT_DTO_COMPLETION_EVENT || d.status != DAT_DTO_SUCCESS || e >= REAP_EPS ||
+		    d.ep_handle != r->ep[e] || d.transfered_length != sizeof msg) {
+			if (c->failures++ == 0)
+				snprintf(c->first, sizeof c->first, "receive %" PRIu64 ": event %#x status %d, %" PRIu64 " bytes",
+					 slot, ev.event_number, d.status, (uint64_t)d.transfered_length);
+			return NULL;
+		}
+		memcpy(&msg, r->m->buf + slot * 64, sizeof msg);
+		if (msg.magic != 0x4EA9u || msg.ep != (uint32_t)e || msg.k >= REAP_MSGS) {
+			if (c->failures++ == 0)
+				snprintf(c->first, sizeof c->first, "EP %d: message of EP %u number %u (magic %#x)", e, msg.ep,
+					 msg.k, msg.magic);
+			return NULL;
+		}
+		__atomic_add_fetch(&r->seen[e][msg.k], 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&r->taken, 1, __ATOMIC_RELEASE);
+		DAT_LMR_TRIPLET t = mem_seg(r->m, slot * 64, 64);
+		C_OK(c, dat_ep_post_recv(r->ep[e], 1, &t, d.user_cookie, DAT_COMPLETION_DEFAULT_FLAG));
+		idle = 0;
+	}
+	return NULL;
+}
+
+static void test_shared_evd_reapers(void **state)
+{
+	(void)state;
+	DAT_EVD_HANDLE sasync, casync, cr, srcv, sreq, sconn, creq, crcv, cconn;
+	DAT_IA_HANDLE sia = ia_open_unsafe(&sasync), cia = ia_open_unsafe(&casync);
+	DAT_PZ_HANDLE spz, cpz;
+	DAT_EP_HANDLE cep[REAP_EPS];
+	DAT_PSP_HANDLE psp;
+	DAT_CONN_QUAL q;
+	struct waiter w = {MODE_WAIT, DAT_HANDLE_NULL};
+	struct mem sm, cm;
+	static struct reapers R;
+	memset(&R, 0, sizeof R);
+	check_ok(dat_pz_create(sia, &spz));
+	check_ok(dat_pz_create(cia, &cpz));
+	check_ok(dat_evd_create(sia, REAP_EPS * REAP_DEPTH + 16, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &srcv));
+	check_ok(dat_evd_create(sia, 16, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &sreq));
+	check_ok(dat_evd_create(sia, 2 * REAP_EPS, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &sconn));
+	check_ok(dat_evd_create(sia, 2 * REAP_EPS, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr));
+	check_ok(dat_evd_create(cia, 256, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &creq));
+	check_ok(dat_evd_create(cia, 16, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &crcv));
+	check_ok(dat_evd_create(cia, 2 * REAP_EPS, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &cconn));
+	mem_create(&sm, sia, spz, (size_t)REAP_EPS * REAP_DEPTH * 64);
+	mem_create(&cm, cia, cpz, (size_t)REAP_EPS * 64 * 64);
+	check_ok(dat_psp_create_any(sia, &q, cr, DAT_PSP_CONSUMER_FLAG, &psp));
+	R.m = &sm;
+	R.evd = srcv;
+	for (int e = 0; e < REAP_EPS; e++) {
+		check_ok(dat_ep_create(sia, spz, srcv, sreq, sconn, NULL, &R.ep[e]));
+		for (int i = 0; i < REAP_DEPTH; i++) {
+			DAT_LMR_TRIPLET t = mem_seg(&sm, ((size_t)e * REAP_DEPTH + (size_t)i) * 64, 64);
+			check_ok(dat_ep_post_recv(R.ep[e], 1, &t, cookie((uint64_t)e * REAP_DEPTH + (uint64_t)i),
+						  DAT_COMPLETION_DEFAULT_FLAG));
+		}
+		check_ok(dat_ep_create(cia, cpz, crcv, creq, cconn, NULL, &cep[e]));
+		connect_ep(cep[e], q, PAT_TMO, NULL, 0);
+		DAT_EVENT ev = expect_event(&w, cr, DAT_CONNECTION_REQUEST_EVENT, "request");
+		check_ok(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, R.ep[e], 0, NULL));
+		expect_event(&w, sconn, DAT_CONNECTION_EVENT_ESTABLISHED, "accept");
+		expect_event(&w, cconn, DAT_CONNECTION_EVENT_ESTABLISHED, "connect");
+	}
+
+	R.deadline = now_ns() + 6 * PAT_TMO * 1000L;
+	struct reaper rs[REAPERS];
+	pthread_t th[REAPERS];
+	for (int i = 0; i < REAPERS; i++) {
+		rs[i] = (struct reaper){.r = &R};
+		assert_int_equal(pthread_create(&th[i], NULL, reaper, &rs[i]), 0);
+	}
+	/* This thread streams: message k on every EP in turn, from 64 source
+	 * slots per EP, reaping its send completions (in post order per EP)
+	 * to use a slot again. */
+	int sent = 0, done[REAP_EPS] = {0}, failed = 0;
+	char why[256] = "";
+	for (int k = 0; k < REAP_MSGS && !failed; k++)
+		for (int e = 0; e < REAP_EPS && !failed; e++) {
+			while (k - done[e] >= 64 && !failed) {
+				DAT_EVENT ev;
+				DAT_RETURN rc = pat_next(&w, creq, &ev, PAT_TMO);
+				DAT_DTO_COMPLETION_EVENT_DATA d = ev.event_data.dto_completion_event_data;
+				if (rc != DAT_SUCCESS || d.status != DAT_DTO_SUCCESS) {
+					snprintf(why, sizeof why, "send completion: %s, status %d", ret_name(rc), d.status);
+					failed = 1;
+					break;
+				}
+				int de = (int)(d.user_cookie.as_64 >> 32);
+				assert_true(de >= 0 && de < REAP_EPS);
+				assert_int_equal((int)(uint32_t)d.user_cookie.as_64, done[de]);
+				done[de]++;
+			}
+			if (failed)
+				break;
+			struct reap_msg msg = {0x4EA9u, (uint32_t)e, (uint32_t)k};
+			size_t off = ((size_t)e * 64 + (size_t)(k % 64)) * 64;
+			memcpy(cm.buf + off, &msg, sizeof msg);
+			DAT_LMR_TRIPLET t = mem_seg(&cm, off, sizeof msg);
+			DAT_RETURN rc = dat_ep_post_send(cep[e], 1, &t, cookie((uint64_t)e << 32 | (uint64_t)k),
+							 DAT_COMPLETION_DEFAULT_FLAG);
+			if (rc != DAT_SUCCESS) {
+				snprintf(why, sizeof why, "dat_ep_post_send: %s", ret_name(rc));
+				failed = 1;
+				break;
+			}
+			sent++;
+		}
+	for (int i = 0; i < REAPERS; i++)
+		pthread_join(th[i], NULL);
+	if (why[0])
+		fail_msg("%s", why);
+	for (int i = 0; i < REAPERS; i++)
+		if (rs[i].failures)
+			fail_msg("reaper %d: %s", i, rs[i].first);
+	for (int e = 0; e < REAP_EPS; e++)
+		for (int k = 0; k < REAP_MSGS; k++)
+			if (R.seen[e][k] != 1)
+				fail_msg("EP %d message %d taken %d times", e, k, R.seen[e][k]);
+	expect_empty(srcv, "no message twice");
+	check_ok(dat_psp_free(psp));
+	check_ok(dat_ia_close(cia, DAT_CLOSE_ABRUPT_FLAG));
+	check_ok(dat_ia_close(sia, DAT_CLOSE_ABRUPT_FLAG));
+	free(sm.buf);
+	free(cm.buf);
+}
+
 /* ---- an abrupt close while threads call ---- */
 
 struct late_arg {
@@ -430,6 +613,7 @@ int main(void)
 		cmocka_unit_test(test_object_churn),
 		cmocka_unit_test(test_connection_churn),
 		cmocka_unit_test(test_shared_ep_posters),
+		cmocka_unit_test(test_shared_evd_reapers),
 		cmocka_unit_test(test_close_while_calling),
 	};
 	return cmocka_run_group_tests_name("threads", tests, NULL, NULL);
