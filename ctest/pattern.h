@@ -218,6 +218,24 @@ static inline DAT_RMR_TRIPLET rmr_seg(DAT_RMR_CONTEXT ctx, uint64_t addr, size_t
 	return t;
 }
 
+/* The provider's default EP attributes for EPs on these EVDs, with room
+ * for at least recvs receives and reqs requests outstanding. */
+static inline DAT_EP_ATTR pat_deep_attr(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz, DAT_EVD_HANDLE recv, DAT_EVD_HANDLE req,
+					DAT_EVD_HANDLE conn, DAT_COUNT recvs, DAT_COUNT reqs)
+{
+	DAT_EP_HANDLE ep;
+	DAT_EP_PARAM p;
+	check_ok(dat_ep_create(ia, pz, recv, req, conn, NULL, &ep));
+	check_ok(dat_ep_query(ep, DAT_EP_FIELD_ALL, &p));
+	check_ok(dat_ep_free(ep));
+	DAT_EP_ATTR a = p.ep_attr;
+	if (a.max_recv_dtos < recvs)
+		a.max_recv_dtos = recvs;
+	if (a.max_request_dtos < reqs)
+		a.max_request_dtos = reqs;
+	return a;
+}
+
 static inline DAT_DTO_COOKIE cookie(uint64_t v)
 {
 	DAT_DTO_COOKIE c;

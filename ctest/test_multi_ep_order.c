@@ -40,21 +40,7 @@ struct payload {
 
 /* Connection setup shared by both sides: EP attributes with room for a
  * whole run of receives (receiver) and sends (sender) per endpoint. */
-static DAT_EP_ATTR deep_attr(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz, DAT_EVD_HANDLE recv, DAT_EVD_HANDLE req,
-			     DAT_EVD_HANDLE conn)
-{
-	DAT_EP_HANDLE ep;
-	DAT_EP_PARAM p;
-	check_ok(dat_ep_create(ia, pz, recv, req, conn, NULL, &ep));
-	check_ok(dat_ep_query(ep, DAT_EP_FIELD_ALL, &p));
-	check_ok(dat_ep_free(ep));
-	DAT_EP_ATTR a = p.ep_attr;
-	if (a.max_recv_dtos < ROUNDS + 1)
-		a.max_recv_dtos = ROUNDS + 1;
-	if (a.max_request_dtos < ROUNDS + 1)
-		a.max_request_dtos = ROUNDS + 1;
-	return a;
-}
+#define deep_attr(ia, pz, recv, req, conn) pat_deep_attr(ia, pz, recv, req, conn, ROUNDS + 1, ROUNDS + 1)
 
 /* ---- the sender ---- */
 

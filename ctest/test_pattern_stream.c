@@ -118,21 +118,8 @@ static long first_wrong(const char *b, size_t n, int e, uint32_t k, int tag)
 	return -1;
 }
 
-static DAT_EP_ATTR deep_attr(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz, DAT_EVD_HANDLE recv, DAT_EVD_HANDLE req,
-			     DAT_EVD_HANDLE conn)
-{
-	DAT_EP_HANDLE ep;
-	DAT_EP_PARAM p;
-	check_ok(dat_ep_create(ia, pz, recv, req, conn, NULL, &ep));
-	check_ok(dat_ep_query(ep, DAT_EP_FIELD_ALL, &p));
-	check_ok(dat_ep_free(ep));
-	DAT_EP_ATTR a = p.ep_attr;
-	if (a.max_recv_dtos < 8)
-		a.max_recv_dtos = 8;
-	if (a.max_request_dtos < 16)
-		a.max_request_dtos = 16;
-	return a;
-}
+/* Room for two rounds of requests and the receives per endpoint. */
+#define deep_attr(ia, pz, recv, req, conn) pat_deep_attr(ia, pz, recv, req, conn, 8, 16)
 
 /* ---- the streamer ---- */
 
