@@ -98,14 +98,20 @@ func (e *end) event(t testing.TB) rdma.CMEvent {
 // connect connects a's QP (active) to b's QP (passive).
 func connect(t testing.TB, a, b *end, preq, pacc []byte) (rdma.CMEvent, rdma.ConnRequest) {
 	t.Helper()
+	return connectQPs(t, a, b, a.qp, b.qp, preq, pacc)
+}
+
+// connectQPs connects qa of a (active) to qb of b (passive).
+func connectQPs(t testing.TB, a, b *end, qa, qb rdma.QP, preq, pacc []byte) (rdma.CMEvent, rdma.ConnRequest) {
+	t.Helper()
 	l, err := b.dev.Listen(b.cm, 0, true, 4, 99)
 	require.NoError(t, err)
 	defer l.Close()
-	require.NoError(t, a.qp.Connect(netip.AddrPortFrom(lo, 0), l.ServiceID(), preq, testWait))
+	require.NoError(t, qa.Connect(netip.AddrPortFrom(lo, 0), l.ServiceID(), preq, testWait))
 	ev := b.event(t)
 	require.Equal(t, rdma.CMConnectRequest, ev.Type)
 	require.Equal(t, uint64(99), ev.Context)
-	require.NoError(t, ev.Request.Accept(b.qp, pacc))
+	require.NoError(t, ev.Request.Accept(qb, pacc))
 	ea := a.event(t)
 	require.Equal(t, rdma.CMEstablished, ea.Type, "active side")
 	eb := b.event(t)

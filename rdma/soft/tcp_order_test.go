@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"net/netip"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -15,24 +14,10 @@ import (
 	"godat/rdma"
 )
 
-// connectQPs connects qa of a (active) to qb of b (passive).
-func connectQPs(t *testing.T, a, b *end, qa, qb rdma.QP) {
-	t.Helper()
-	l, err := b.dev.Listen(b.cm, 0, true, 4, 99)
-	require.NoError(t, err)
-	defer l.Close()
-	require.NoError(t, qa.Connect(netip.AddrPortFrom(lo, 0), l.ServiceID(), nil, testWait))
-	ev := b.event(t)
-	require.Equal(t, rdma.CMConnectRequest, ev.Type)
-	require.NoError(t, ev.Request.Accept(qb, nil))
-	require.Equal(t, rdma.CMEstablished, a.event(t).Type, "active side")
-	require.Equal(t, rdma.CMEstablished, b.event(t).Type, "passive side")
-}
-
 // SENDs on several connections between two devices complete in the order
-// they were posted, among those that have arrived (tcp_order.go). A turn that finds a SEND ahead of its
-// stamps serves the earliest one queued first (tcpLoop.earliest), and
-// looks at the epoll set for it meanwhile: the connection whose turn it
+// they were posted, among those that have arrived (tcp_order.go). A turn
+// that finds a SEND ahead of its stamps serves the earliest one queued
+// first (tcpLoop.earliest), and looks at the epoll set for it meanwhile: the connection whose turn it
 // was must not be queued a second time by an arrival then. A second entry
 // was served after the first had parked the connection, while its helper
 // read the same stream (frames torn apart: in the C suite's
@@ -46,7 +31,7 @@ func TestTCPOrderQueuesAConnectionOnce(t *testing.T) {
 	qa, qb := []rdma.QP{a.qp}, []rdma.QP{b.qp}
 	for i := 1; i < nqp; i++ {
 		x, y := a.newQP(t, nil), b.newQP(t, nil)
-		connectQPs(t, a, b, x, y)
+		connectQPs(t, a, b, x, y, nil, nil)
 		qa, qb = append(qa, x), append(qb, y)
 	}
 	var bad atomic.Pointer[string]
@@ -193,7 +178,7 @@ func TestTCPHelperKeepsItsStreamThroughAnSRQWait(t *testing.T) {
 	srq, err := b.dev.CreateSRQ(rdma.SRQInitAttr{PD: b.pd, MaxWR: 8, MaxSGE: 1})
 	require.NoError(t, err)
 	bq := b.newQP(t, srq)
-	connectQPs(t, a, b, a.qp, bq)
+	connectQPs(t, a, b, a.qp, bq, nil, nil)
 	wb := bq.(*qp).c.w.(*tcpWire)
 	src, smr := a.buf(t, n+64, allAccess)
 	dst, dmr := b.buf(t, n+64, allAccess)

@@ -47,7 +47,6 @@ func (w *tcpWire) whole(left uint64) int {
 	}
 	if !armed {
 		if !w.setLowat(left) {
-			w.setLowat(0)
 			return wholeNo
 		}
 		// Setting the mark reports a socket that meets it at once; a look
@@ -75,11 +74,12 @@ func (w *tcpWire) holdsAll(left uint64) bool {
 }
 
 // setLowat sets the socket's receive low-water mark to n bytes (0: back
-// to the default of one), and reports whether it could. The kernel caps
-// the mark at half the socket's largest buffer (tcp_rmem's third figure,
-// 6 MiB on Debian, or the SO_RCVBUF a program set): a mark set lower than
-// asked would report the socket readable before the payload is all
-// there, so that counts as could not, and w.lowat holds the mark set.
+// to the default of one), and reports whether it could; when it could
+// not, the mark is as it was. The kernel caps the mark at half the
+// socket's largest buffer (tcp_rmem's third figure, 6 MiB on Debian, or
+// the SO_RCVBUF a program set): a mark set lower than asked would report
+// the socket readable before the payload is all there, so that counts as
+// could not, and the mark goes back.
 func (w *tcpWire) setLowat(n uint64) bool {
 	if w.lowat == n {
 		return true
@@ -90,8 +90,10 @@ func (w *tcpWire) setLowat(n uint64) bool {
 		return false
 	}
 	if uint64(got) < want {
-		w.lowat = uint64(got)
 		w.lowatCapped++
+		if _, err := w.sock.setLowat(int(max(w.lowat, 1))); err != nil {
+			w.lowat = uint64(got) // what the socket holds now
+		}
 		return false
 	}
 	w.lowat = n
