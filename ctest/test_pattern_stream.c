@@ -78,8 +78,9 @@ struct offer {
 	uint32_t pad;
 };
 
-/* The bytes of round k of endpoint e (tag 0: the write, 1: the send),
- * byte i being byte i % 8 of word i / 8. */
+/* The bytes of round k of endpoint e (tag 0: the write, 1: the large
+ * send, 2: the receiver's bytes to read, round READK), byte i being byte
+ * i % 8 of word i / 8. */
 static uint64_t word_of(int e, uint32_t k, int tag, size_t w)
 {
 	uint64_t seed = ((uint64_t)e << 40) ^ ((uint64_t)k << 20) ^ ((uint64_t)tag << 60) ^ 0x5EEDu;
@@ -261,6 +262,7 @@ static int take_request(struct streamer *s, struct expect *next, const DAT_EVENT
 	uint64_t c = d.user_cookie.as_64;
 	int kind = (int)(c >> 56), e = (int)(c >> 32 & 0xff);
 	uint32_t k = (uint32_t)c;
+	long bad = -1;
 	if (ev->event_number != DAT_DTO_COMPLETION_EVENT || d.status != DAT_DTO_SUCCESS)
 		snprintf(why, wl, "request cookie %#" PRIx64 ": event %#x status %d", c, ev->event_number, d.status);
 	else if (e >= NEP || d.ep_handle != s->ep[e])
@@ -273,9 +275,8 @@ static int take_request(struct streamer *s, struct expect *next, const DAT_EVENT
 					 : kind == K_BIG  ? big_len()
 							  : sizeof(struct note)))
 		snprintf(why, wl, "EP %d round %u kind %d: %" PRIu64 " bytes", e, k, kind, (uint64_t)d.transfered_length);
-	else if (kind == K_READ && first_wrong(s->src.buf + src_read(e, k), rsize(e, k), e, READK, 2) >= 0)
-		snprintf(why, wl, "EP %d round %u: the read brought wrong bytes at %ld of %u", e, k,
-			 first_wrong(s->src.buf + src_read(e, k), rsize(e, k), e, READK, 2), rsize(e, k));
+	else if (kind == K_READ && (bad = first_wrong(s->src.buf + src_read(e, k), rsize(e, k), e, READK, 2)) >= 0)
+		snprintf(why, wl, "EP %d round %u: the read brought wrong bytes at %ld of %u", e, k, bad, rsize(e, k));
 	else {
 		expect_next(&next[e]);
 		if (kind == K_ANNOUNCE) {
@@ -461,7 +462,9 @@ static void stream(enum pat_mode m)
 	DAT_SRQ_HANDLE srq = DAT_HANDLE_NULL;
 	DAT_CONN_QUAL q;
 	DAT_EP_HANDLE ep[NEP];
-	struct mem tgt, rbuf, out; /* targets (two halves per EP, then a read area per EP); receives; acknowledgements */
+	/* tgt: two halves written per EP, then a read area per EP; rbuf: the
+	 * receives; out: the acknowledgements. */
+	struct mem tgt, rbuf, out;
 	/* Receive buffers: RDEPTH per EP, or SRQ_N on the SRQ. */
 	int nbuf = use_srq ? SRQ_N : NEP * RDEPTH;
 	check_ok(dat_ia_open(TEST_IA, 8, &async, &ia));
