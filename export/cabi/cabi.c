@@ -52,7 +52,7 @@ void godat_tick_note(struct godat_tick *t, uint64_t now)
 		t->due = 0;
 	} else if (t->due == 0) {
 		t->due = yield != 0;
-	} else if (t->due == 1 && now >= t->next - GODAT_YIELD_NS + GODAT_OVERDUE_NS) {
+	} else if (t->due == 1 && now > t->next - GODAT_YIELD_NS) {
 		// godat_tick_at set next a period after the yield came due.
 		t->due = 2;
 	}
@@ -61,7 +61,7 @@ void godat_tick_note(struct godat_tick *t, uint64_t now)
 void godat_tick_sample(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	godat_tick_note(&godat_tick_self, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
 }
 

@@ -129,26 +129,17 @@ static inline int godat_quiet_empty(godat_handle h, const void *out)
 // dequeue returns an event) would wait for one forever, and the monitor,
 // every 20 us from its first preemption on, takes the CPU from it when
 // they share one (a process bound to a core: a 1 MiB stream over
-// godat-shm lost 30%). So a yield still due GODAT_OVERDUE_NS after it
-// came due is overdue, and a dequeue that returns an event takes it too
+// godat-shm lost 30%). So a yield still due once the coarse clock has
+// moved on is overdue, and a dequeue that returns an event takes it too
 // (godat_tick_event); a post never does (it would sit in the post's time,
 // DESIGN.md section 10), nor a wait (a waiter sleeps: a yield there cost a
 // 1 MiB dat_evd_wait ping-pong 13%). A thread that calls now and then
-// never yields: its first sampled call after a gap of GODAT_YIELD_NS or
-// more only starts the count, and drops a yield still due.
+// never yields: its first call after a gap of GODAT_YIELD_NS or more only
+// starts the count, and drops a yield still due (a gap as the coarse clock
+// reads it, which in a VM may stand still for several milliseconds: calls
+// 6 ms apart then yield now and then, which costs them nothing but the
+// yield).
 #define GODAT_YIELD_NS 5000000u
-#define GODAT_OVERDUE_NS 2000000u
-
-// The clock is CLOCK_MONOTONIC, the one the monitor reads. It was
-// CLOCK_MONOTONIC_COARSE, a few ns cheaper, which moves with the scheduler
-// tick (4 ms steps at HZ=250, so yields came 5-9 ms apart) and, in the
-// verbs VM under TCG with datbench running, stood still for up to 24 ms
-// (64 of 551 steps 12 ms or more apart; 4.1 ms at most without the load).
-// Its jump after a stall read as a gap and dropped the yield, and a yield
-// that came due late was past the monitor's 10 ms: datbench lat_poll over
-// rxe, with uprobes on the runtime, two alternating pairs: 2864 and 3772
-// preemptions by the monitor, 452 and 516 yields, 31539-37975 context
-// switches, against 1248 and 1501, 738 and 1083, 20010-20468.
 
 // Only every GODAT_TICK_SAMPLE-th call of a thread reads the clock (a read
 // costs about 20 ns natively, a tenth of an empty dequeue). "Calls keep
@@ -158,7 +149,7 @@ static inline int godat_quiet_empty(godat_handle h, const void *out)
 #define GODAT_TICK_SAMPLE 16u
 
 // A thread's tick state: when its next yield is due and when it last
-// called (CLOCK_MONOTONIC, ns); its calls, counted for the sample;
+// called (CLOCK_MONOTONIC_COARSE, ns); its calls, counted for the sample;
 // whether a yield is due: 0 no, 1 due (its next idle call takes it), 2
 // overdue (a dequeue that returns an event takes it too).
 struct godat_tick {

@@ -30,6 +30,3 @@ func (t *tickState) note(now uint64) int {
 
 // yieldEvery is GODAT_YIELD_NS.
 const yieldEvery = uint64(C.GODAT_YIELD_NS)
-
-// overdueAfter is GODAT_OVERDUE_NS.
-const overdueAfter = uint64(C.GODAT_OVERDUE_NS)
