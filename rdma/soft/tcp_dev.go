@@ -58,6 +58,10 @@ type tcpDev struct {
 	// gives the CPU up (yieldToMovers).
 	moving  atomic.Int32
 	yielded atomic.Int64 // monoNow of the last yield
+	// writerRuns counts the writer goroutines' turns at a queue: a test
+	// knows from it that one wrote, where a look at moving may fall
+	// before or after the turn.
+	writerRuns atomic.Uint64
 }
 
 const yieldGap = 10 * time.Microsecond

@@ -544,6 +544,7 @@ func (w *tcpWire) writer() {
 			if mine {
 				yieldToWaker()
 				w.d.tcp.setMoving(&w.wrMoving, true)
+				w.d.tcp.writerRuns.Add(1)
 				w.writeLoop(true, 0)
 			}
 			w.d.tcp.setMoving(&w.wrMoving, false)
