@@ -177,8 +177,8 @@ func TestTCPMoversCounted(t *testing.T) {
 // the receiver's goroutines may place the send and return its verdict
 // between two of the test's looks: the polled transfers go on until two
 // had Polls write, up to ten, and a completion the sender's Polls find
-// early is kept, not refused (each, once, failed a clean-clone CI's -race
-// run or a run beside two CPU-bound loops).
+// early is kept, not refused (both failed now and then beside two
+// CPU-bound loops).
 func TestTCPPollsCarryWrites(t *testing.T) {
 	const n = 8 << 20
 	a, b := tcpPair(t)
