@@ -2,6 +2,8 @@ module godat
 
 go 1.26.0
 
+toolchain go1.27.3
+
 require (
 	github.com/ianlancetaylor/cgosymbolizer v0.0.0-20241129212102-9c50ad6b591e // indirect
 	github.com/stretchr/testify v1.12.1 // indirect

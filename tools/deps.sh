@@ -8,7 +8,8 @@
 #   tools/deps.sh --list   print the package list, one a line
 #
 # The Go toolchain is not a Debian package here (Debian 12's Go is older than
-# go.mod asks for): go on PATH, or the Go distribution's /usr/local/go.
+# go.mod asks for): go on PATH, or the Go distribution's /usr/local/go, 1.26 or
+# later; the Makefile's GOTOOLCHAIN=auto has it fetch the toolchain go.mod names.
 set -eu
 
 # Why each is needed:
@@ -29,7 +30,7 @@ fi
 
 if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
 	echo "deps: no Go toolchain: neither go on PATH nor /usr/local/go/bin/go;" >&2
-	echo "deps: install the Go distribution (go.mod names the version) into /usr/local/go" >&2
+	echo "deps: install the Go distribution (1.26 or later; go.mod names the toolchain) into /usr/local/go" >&2
 	exit 1
 fi
 
