@@ -15,7 +15,7 @@ endif
 GO      ?= go
 # Build with the toolchain go.mod names (its toolchain line), which the go
 # command fetches from the module proxy on first use, whatever a machine's
-# go.env says (Debian-style installs set local): Go 1.27's cgo callback
+# go.env says (some set local, this machine's among them): Go 1.27's cgo callback
 # checks package initialisation with an atomic flag where 1.26 received from
 # a closed channel under its lock, and every DAT call that enters Go is such
 # a callback. GOTOOLCHAIN=local in the environment builds with the local Go.

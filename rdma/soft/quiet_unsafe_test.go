@@ -112,10 +112,9 @@ func TestQuietNoWatchWithPollWork(t *testing.T) {
 	pollN(t, a.scq, 1)
 
 	ta, _ := tcpPair(t)
-	// The established event can come before the wire joins the device's
-	// receive loop (establish), which bumps the epoch as it does, so a
-	// watch taken in between is dropped: the device reads sockets from then.
-	waitFor(t, "the device's receive loop", func() bool { return devOf(ta).tcp.live.Load() != nil }, nil)
+	// The connection joins its device's loop (and the epoch moves, dropping
+	// any watch taken before) only after the established event: look then.
+	loopOf(t, ta)
 	qc = ta.scq.(rdma.QuietCQ)
 	_, ok = qc.QuietEpoch()
 	require.False(t, ok, "a device that reads sockets may have a watch")
