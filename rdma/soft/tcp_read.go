@@ -110,7 +110,7 @@ func (b *treader) fillNB(inLoop bool) (ok bool, err error) {
 	b.more = n == len(b.buf)-b.wp
 	b.wp += n
 	if inLoop {
-		b.w.loop.reads++
+		b.w.loop.Load().reads++
 	}
 	return true, nil
 }
@@ -231,9 +231,9 @@ func (w *tcpWire) publishAcks(lazy bool) {
 			w.q.kick(w.c)
 		}
 	}
-	if w.flushAcks(lazy) && !w.owed && w.loop != nil {
+	if l := w.loop.Load(); w.flushAcks(lazy) && !w.owed && l != nil {
 		w.owed = true
-		w.loop.owed = append(w.loop.owed, w)
+		l.owed = append(l.owed, w)
 	}
 }
 
@@ -247,7 +247,8 @@ func (w *tcpWire) step() int {
 	case r == stepDone || r == stepHelper:
 	case r == stepMore && w.rd.wp-w.rd.rp >= frameHdr:
 	default:
-		w.publishAcks(w.loop != nil && w.loop.lazy)
+		l := w.loop.Load()
+		w.publishAcks(l != nil && l.lazy)
 	}
 	return r
 }
@@ -343,8 +344,8 @@ func (w *tcpWire) helper() {
 		}
 	}
 	w.d.tcp.setMoving(&w.rdMoving, false)
-	if w.loop != nil {
-		w.loop.resume(w)
+	if l := w.loop.Load(); l != nil {
+		l.resume(w)
 	}
 }
 

@@ -105,3 +105,35 @@ func TestAutoPicksWire(t *testing.T) {
 		require.NoError(t, s.qp.Reset())
 	}
 }
+
+// The active side's established event comes before the handshake's
+// goroutine hands the connection to the device's loop (establish), so a
+// consumer may end the connection while that runs. An abort then, which
+// looked for the loop before it was set, left the connection in the
+// loop's set for ever (and raced on the wire's loop field): whichever of
+// the two comes second now takes it out. Each round aborts the wire right
+// after the event and checks that the loop ends up without it.
+func TestTCPAbortRacesEstablish(t *testing.T) {
+	for round := 0; round < 20; round++ {
+		a := newEnd(t, rdma.Params{"transport": "tcp"})
+		b := newEnd(t, rdma.Params{"transport": "tcp"})
+		l, err := b.dev.Listen(b.cm, 0, true, 4, 99)
+		require.NoError(t, err)
+		require.NoError(t, a.qp.Connect(netip.AddrPortFrom(lo, 0), l.ServiceID(), nil, testWait))
+		ev := b.event(t)
+		require.Equal(t, rdma.CMConnectRequest, ev.Type)
+		require.NoError(t, ev.Request.Accept(b.qp, nil))
+		require.Equal(t, rdma.CMEstablished, a.event(t).Type, "round %d", round)
+		q := a.qp.(*qp)
+		q.mu.Lock()
+		w := q.c.w.(*tcpWire)
+		q.mu.Unlock()
+		w.abort()
+		d := a.dev.(*device)
+		waitFor(t, "the aborted connection out of its device's loop", func() bool {
+			lp := d.tcp.live.Load()
+			return lp == nil || lp.nconns.Load() == 0
+		}, nil)
+		require.NoError(t, l.Close())
+	}
+}

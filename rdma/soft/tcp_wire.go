@@ -70,7 +70,7 @@ type tcpWire struct {
 
 	// The reader's state: the loop's, or the helper's while parked.
 	rd          treader
-	loop        *tcpLoop // nil until established
+	loop        atomic.Pointer[tcpLoop] // nil until established (the handshake's goroutine sets it while posts and aborts may look)
 	loopFd      int32
 	queued      bool      // in the loop's queue (loop thread only)
 	parked      bool      // out of it until resumed (loop thread only)
@@ -175,14 +175,17 @@ func (w *tcpWire) bind(q *qp, c *conn) {
 }
 
 // abort closes the socket at once; the reader and writer end on errors.
-// The connection leaves the receive loop's epoll set first, so that the
-// descriptor number, once reused, never reaches this wire.
+// The connection leaves the receive loop's epoll set before the socket
+// closes, so that the descriptor number, once reused, never reaches this
+// wire. done is closed before the loop is looked for: an establish that
+// sets the loop meanwhile sees done after its add and takes the
+// connection out itself (establish), so one of the two always does.
 func (w *tcpWire) abort() {
 	w.closeOnce.Do(func() {
-		if l := w.loop; l != nil {
+		close(w.done)
+		if l := w.loop.Load(); l != nil {
 			l.forget(w)
 		}
-		close(w.done)
 		w.sock.Close()
 		w.lastWritten()
 		w.d.tcp.releaseOrder(w.order)
@@ -303,7 +306,7 @@ func (w *tcpWire) resume() {
 	case w.resumeCh <- struct{}{}:
 	default:
 	}
-	if l := w.loop; l != nil {
+	if l := w.loop.Load(); l != nil {
 		l.resume(w)
 	}
 }
@@ -315,8 +318,17 @@ func (w *tcpWire) establish() bool {
 		return false
 	}
 	w.d.bump() // the device's Polls read sockets now: no watch of its CQs holds
-	w.loop = l
-	return l.add(w)
+	w.loop.Store(l)
+	if !l.add(w) {
+		return false
+	}
+	select {
+	case <-w.done: // an abort meanwhile may have looked for the loop before it was set
+		l.forget(w)
+		return false
+	default:
+		return true
+	}
 }
 
 // shutdown ends the connection (q.mu held; nothing here blocks). The

@@ -457,7 +457,8 @@ func (w *tcpWire) writeLoop(block bool, budget int) {
 		}
 		// Polls carry the rest on while the consumer polls (tcp_pollwrite.go);
 		// the writer goroutine, which waits for room, otherwise.
-		toPolls := handoff && !block && w.loop != nil && w.loop.takesWrites()
+		l := w.loop.Load()
+		toPolls := handoff && !block && l != nil && l.takesWrites()
 		if !ok || handoff {
 			w.writing = handoff // the writer goroutine, or the polls, keep the right
 			w.handed = handoff && !toPolls
@@ -489,7 +490,7 @@ func (w *tcpWire) writeLoop(block bool, budget int) {
 			w.abort()
 			return
 		case toPolls:
-			w.loop.oweWrite(w)
+			l.oweWrite(w)
 			return
 		case handoff:
 			w.d.tcp.setMoving(&w.wrMoving, true)
