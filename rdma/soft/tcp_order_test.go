@@ -209,3 +209,24 @@ func TestTCPHelperKeepsItsStreamThroughAnSRQWait(t *testing.T) {
 	}
 	require.Equal(t, rdma.WCSuccess, pollN(t, a.scq, 1)[0].Status)
 }
+
+// A connection's reference to the order it shares with its peer device
+// is dropped when it ends, also when the end (an abort of the attempt)
+// comes before the handshake's goroutine took the reference from the
+// peer's answer: that reference is dropped at once, or the order would
+// stay in the device's table with every connection to the peer gone.
+func TestTCPOrderReleasedWhenAbortComesFirst(t *testing.T) {
+	a, _ := tcpPair(t)
+	q := a.qp.(*qp)
+	q.mu.Lock()
+	w := q.c.w.(*tcpWire)
+	q.mu.Unlock()
+	w.abort()
+	const token = 0x5eed
+	w.setOrder(token) // as the handshake's goroutine would, the abort first
+	d := a.dev.(*device)
+	d.tcp.mu.Lock()
+	_, kept := d.tcp.orders[orderKey{w.sock.remote.Addr().Unmap(), token}]
+	d.tcp.mu.Unlock()
+	require.False(t, kept, "an order taken after the abort stayed in the table")
+}

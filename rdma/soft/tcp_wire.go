@@ -70,7 +70,7 @@ type tcpWire struct {
 
 	// The reader's state: the loop's, or the helper's while parked.
 	rd          treader
-	loop        atomic.Pointer[tcpLoop] // nil until established (the handshake's goroutine sets it while posts and aborts may look)
+	loop        atomic.Pointer[tcpLoop] // nil until established (set while posts and aborts look)
 	loopFd      int32
 	queued      bool      // in the loop's queue (loop thread only)
 	parked      bool      // out of it until resumed (loop thread only)
@@ -100,6 +100,7 @@ type tcpWire struct {
 	wwait      int  // posters waiting in flushPosted for a short write
 	wcond      sync.Cond
 	careful    bool // after EFAULT: one iovec per sendmsg, to find the fault
+	orderGone  bool // abort released order (setOrder must not take one after it)
 	broken     bool
 	executed   uint32 // the peer's acknowledged requests executed here
 	ackSent    uint32
@@ -161,12 +162,20 @@ func addrPortOf(a net.Addr) netip.AddrPort {
 
 // setOrder takes the stamp order shared with the peer device whose token
 // the handshake brought; the handshake's goroutine, before the connection
-// carries data frames.
+// carries data frames. An abort may come first (the attempt torn down as
+// the answer arrived): the reference is then dropped at once, or the
+// order would outlive every connection to that device.
 func (w *tcpWire) setOrder(token uint32) {
 	o := w.d.tcp.orderFor(w.sock.remote.Addr(), token)
 	w.wmu.Lock()
-	w.order = o
+	gone := w.orderGone
+	if !gone {
+		w.order = o
+	}
 	w.wmu.Unlock()
+	if gone {
+		w.d.tcp.releaseOrder(o)
+	}
 }
 
 // bind attaches the wire to connection c of q.
@@ -188,7 +197,11 @@ func (w *tcpWire) abort() {
 		}
 		w.sock.Close()
 		w.lastWritten()
-		w.d.tcp.releaseOrder(w.order)
+		w.wmu.Lock() // against setOrder on the handshake's goroutine
+		o := w.order
+		w.orderGone = true
+		w.wmu.Unlock()
+		w.d.tcp.releaseOrder(o)
 		// A pending linger timer would keep the wire, and its QP's
 		// queues, reachable for lingerTime after the connection ended.
 		w.lingerMu.Lock()
