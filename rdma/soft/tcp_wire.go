@@ -100,7 +100,6 @@ type tcpWire struct {
 	wwait      int  // posters waiting in flushPosted for a short write
 	wcond      sync.Cond
 	careful    bool // after EFAULT: one iovec per sendmsg, to find the fault
-	orderGone  bool // abort released order (setOrder must not take one after it)
 	broken     bool
 	executed   uint32 // the peer's acknowledged requests executed here
 	ackSent    uint32
@@ -168,13 +167,23 @@ func addrPortOf(a net.Addr) netip.AddrPort {
 func (w *tcpWire) setOrder(token uint32) {
 	o := w.d.tcp.orderFor(w.sock.remote.Addr(), token)
 	w.wmu.Lock()
-	gone := w.orderGone
+	gone := w.aborted() // abort closes done before it takes the order under wmu
 	if !gone {
 		w.order = o
 	}
 	w.wmu.Unlock()
 	if gone {
 		w.d.tcp.releaseOrder(o)
+	}
+}
+
+// aborted reports whether abort has begun (it closes done first).
+func (w *tcpWire) aborted() bool {
+	select {
+	case <-w.done:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -197,9 +206,8 @@ func (w *tcpWire) abort() {
 		}
 		w.sock.Close()
 		w.lastWritten()
-		w.wmu.Lock() // against setOrder on the handshake's goroutine
+		w.wmu.Lock() // against setOrder on the handshake's goroutine, which sees done closed
 		o := w.order
-		w.orderGone = true
 		w.wmu.Unlock()
 		w.d.tcp.releaseOrder(o)
 		// A pending linger timer would keep the wire, and its QP's
@@ -335,13 +343,11 @@ func (w *tcpWire) establish() bool {
 	if !l.add(w) {
 		return false
 	}
-	select {
-	case <-w.done: // an abort meanwhile may have looked for the loop before it was set
+	if w.aborted() { // an abort meanwhile may have looked for the loop before it was set
 		l.forget(w)
 		return false
-	default:
-		return true
 	}
+	return true
 }
 
 // shutdown ends the connection (q.mu held; nothing here blocks). The
