@@ -31,6 +31,12 @@ var (
 // wcPtr is the consumer's completion slice as C sees it, for one call.
 func wcPtr(wc []rdma.WC) *C.struct_gd_wc { return (*C.struct_gd_wc)(unsafe.Pointer(&wc[0])) }
 
+// qpAddr and cqAddr are the addresses of C objects as the hot calls take
+// them (shim.h, gd_post_send_go): integers, which cgo does not check.
+func qpAddr(q *C.struct_gd_qp) C.uintptr_t { return C.uintptr_t(uintptr(unsafe.Pointer(q))) }
+
+func cqAddr(c *C.struct_gd_cq) C.uintptr_t { return C.uintptr_t(uintptr(unsafe.Pointer(c))) }
+
 // sgePtr is a scatter/gather list as C sees it, for one call (nil when
 // empty).
 func sgePtr(sgl []rdma.SGE) *C.struct_ibv_sge {

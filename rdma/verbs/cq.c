@@ -352,8 +352,12 @@ int gd_cq_poll(struct gd_cq *c, struct gd_wc *out, int n)
 		c->sh = (c->sh + 1) % c->scap;
 		c->sn--;
 	}
-	if (got < n)
-		got += take(c, out + got, n - got, &empty);
+	/* What the stash gave is the poll: the stash holds what a probe
+	 * (gd_cq_quiet) or a pump polled before, and a dequeue after a probe
+	 * wants that one completion, not a second poll of the device that
+	 * mostly finds nothing. Callers poll again until a poll finds none. */
+	if (got == 0)
+		got = take(c, out, n, &empty);
 	if (got < n && empty && c->nsynth)
 		got += take_synth(c, out + got, n - got);
 out:

@@ -107,7 +107,7 @@ func (c *cq) Poll(wc []rdma.WC) int {
 	if len(wc) == 0 {
 		return 0
 	}
-	return int(C.gd_cq_poll(c.c, wcPtr(wc), C.int(len(wc))))
+	return int(C.gd_cq_poll_go(cqAddr(c.c), wcPtr(wc), C.int(len(wc))))
 }
 
 // Arm requests a notification for the next completion (ibv_req_notify_cq).

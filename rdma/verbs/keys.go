@@ -94,22 +94,24 @@ func (t *keyTable) checkWith(c *keyCache, owned bool, g uint64, p *pd, sgl []rdm
 		if s.Length == 0 {
 			continue
 		}
-		var r keyRegion
-		if owned && c.key == s.LKey && c.gen == g && c.r.pd != nil {
-			r = c.r
-		} else {
-			var ok bool
-			if r, ok = t.lookup(s.LKey); !ok {
+		// The cached region is read in place: a post's check is a few
+		// compares when it hits, without a copy of the region.
+		r := &c.r
+		if !owned || c.key != s.LKey || c.gen != g || c.r.pd == nil {
+			found, ok := t.lookup(s.LKey)
+			if !ok {
 				return rdma.ErrPrivileges
 			}
 			if owned {
 				// Cached with the generation read before the lookup: a
 				// change since then invalidates it at the next post.
-				c.key, c.gen, c.r = s.LKey, g, r
+				c.key, c.gen, c.r = s.LKey, g, found
+			} else {
+				r = &found
 			}
 		}
-		if err := rdma.SegmentError(r.pd == p, r.access, need, r.covers(s.Addr, uint64(s.Length))); err != nil {
-			return err
+		if r.pd != p || r.access&need != need || !r.covers(s.Addr, uint64(s.Length)) {
+			return rdma.SegmentError(r.pd == p, r.access, need, r.covers(s.Addr, uint64(s.Length)))
 		}
 	}
 	return nil

@@ -450,7 +450,7 @@ func (q *qp) PostSend(wr *rdma.SendWR) error {
 	if op == rdma.WRSend && wr.Flags&rdma.SendSolicited != 0 && q.d.attr.Caps&rdma.CapSolicitedFlag != 0 {
 		op, imm = rdma.WRSendWithImm, solicitedMark
 	}
-	r := C.gd_post_send(q.c, C.uint64_t(wr.WRID), C.uint64_t(wr.RemoteAddr), C.uint32_t(wr.RKey), C.uint32_t(imm),
+	r := C.gd_post_send_go(qpAddr(q.c), C.uint64_t(wr.WRID), C.uint64_t(wr.RemoteAddr), C.uint32_t(wr.RKey), C.uint32_t(imm),
 		C.int(op), C.int(wr.Flags), sgePtr(wr.SGL), C.int(n))
 	if r != 0 {
 		return posted(r, q.scq)
@@ -473,7 +473,7 @@ func (q *qp) PostRecv(wr *rdma.RecvWR) error {
 	if err := q.d.keys.check(&q.recvKeys, q.pd, wr.SGL, rdma.AccessLocalWrite); err != nil {
 		return q.postFault(err, false)
 	}
-	if r := C.gd_post_recv(q.c, C.uint64_t(wr.WRID), sgePtr(wr.SGL), C.int(n)); r != 0 {
+	if r := C.gd_post_recv_go(qpAddr(q.c), C.uint64_t(wr.WRID), sgePtr(wr.SGL), C.int(n)); r != 0 {
 		return posted(r, q.rcq)
 	}
 	return nil

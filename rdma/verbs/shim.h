@@ -237,6 +237,19 @@ void gd_qp_put(struct gd_qp *q);
 int gd_post_send(struct gd_qp *q, uint64_t wr_id, uint64_t raddr, uint32_t rkey, uint32_t imm,
 		 int op, int flags, const struct ibv_sge *sgl, int nsge);
 int gd_post_recv(struct gd_qp *q, uint64_t wr_id, const struct ibv_sge *sgl, int nsge);
+/* The posts and the poll as Go calls them, the object's address as an
+ * integer: cgo checks at run time every pointer argument whose C type holds
+ * pointers for Go pointers (cgoCheckPointer, about 100 instructions a call),
+ * and these objects are C memory. The lists are pointer-free, so unchecked. */
+static inline int gd_post_send_go(uintptr_t q, uint64_t wr_id, uint64_t raddr, uint32_t rkey,
+				  uint32_t imm, int op, int flags, const struct ibv_sge *sgl, int nsge)
+{
+	return gd_post_send((struct gd_qp *)q, wr_id, raddr, rkey, imm, op, flags, sgl, nsge);
+}
+static inline int gd_post_recv_go(uintptr_t q, uint64_t wr_id, const struct ibv_sge *sgl, int nsge)
+{
+	return gd_post_recv((struct gd_qp *)q, wr_id, sgl, nsge);
+}
 /* gd_qp_outstanding is the send requests posted and not yet known complete. */
 uint32_t gd_qp_sq_outstanding(struct gd_qp *q);
 /* gd_qp_retire gives the QP fresh rings after a reset; the caller buries
@@ -332,6 +345,11 @@ void gd_cq_synth_add(struct gd_cq *c, struct gd_ring *r);
 
 struct gd_cq *gd_cq_new(struct ibv_cq *cq);
 int gd_cq_poll(struct gd_cq *c, struct gd_wc *out, int n);
+/* gd_cq_poll_go is gd_cq_poll as Go calls it (see gd_post_send_go). */
+static inline int gd_cq_poll_go(uintptr_t c, struct gd_wc *out, int n)
+{
+	return gd_cq_poll((struct gd_cq *)c, out, n);
+}
 int gd_cq_arm(struct gd_cq *c, int solicited);
 int gd_cq_bury(struct gd_cq *c, void *owner, int kind, uint32_t qpn);
 /* gd_cq_bury_ring buries a ring retired by a reset. */
