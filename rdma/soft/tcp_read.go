@@ -99,7 +99,7 @@ func (b *treader) fillNB(inLoop bool) (ok bool, err error) {
 	}
 	n, err := b.w.sock.readNB(b.one[:])
 	switch {
-	case err == unix.EAGAIN:
+	case isErrno(err, unix.EAGAIN):
 		b.more = false
 		return false, nil
 	case err != nil:

@@ -146,6 +146,14 @@ func (s *tcpSock) SetReadDeadline(t time.Time) error {
 	return nil
 }
 
+// isErrno reports whether err is the system error e. A comparison of err
+// with e itself calls the runtime's interface equality, and every empty look
+// at a socket (a polling consumer's many) ends in EAGAIN.
+func isErrno(err error, e unix.Errno) bool {
+	x, ok := err.(unix.Errno)
+	return ok && x == e
+}
+
 // readNB reads into v without waiting: unix.EAGAIN when nothing is there.
 func (s *tcpSock) readNB(v []iov) (int, error) {
 	if !s.acquire() {
@@ -168,7 +176,7 @@ func (s *tcpSock) read(v []iov) (int, error) {
 			return 0, os.ErrDeadlineExceeded
 		}
 		n, err := sockRecv(s.fd, v)
-		if err != unix.EAGAIN {
+		if !isErrno(err, unix.EAGAIN) {
 			return n, err
 		}
 		if err := s.wait(waitIn); err != nil {
@@ -186,7 +194,7 @@ func (s *tcpSock) write(v []iov, block bool) (int, error) {
 	defer s.release()
 	for {
 		n, err := sockSend(s.fd, v)
-		if err != unix.EAGAIN || !block {
+		if !isErrno(err, unix.EAGAIN) || !block {
 			return n, err
 		}
 		if err := s.wait(waitOut); err != nil {

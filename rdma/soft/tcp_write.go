@@ -443,15 +443,16 @@ func (w *tcpWire) writeLoop(block bool, budget int) {
 			w.wmu.Lock()
 		}
 		w.advanceLocked(k, &out)
-		ok := err == nil || err == unix.EAGAIN
-		if err == unix.EFAULT {
+		again := isErrno(err, unix.EAGAIN)
+		ok := err == nil || again
+		if isErrno(err, unix.EFAULT) {
 			// The kernel drops a whole copy chunk on a fault, so the
 			// failing item is only known when writing one iovec at a time.
 			ok = !w.careful || w.faultLocked(&out)
 			w.careful = true
 		}
 		// A Poll's turn is one sendmsg: what is left waits for the next.
-		handoff := ok && (err == unix.EAGAIN || budget == pollTurn && w.hasWorkLocked())
+		handoff := ok && (again || budget == pollTurn && w.hasWorkLocked())
 		if !ok {
 			w.broken = true
 		}
