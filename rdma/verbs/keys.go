@@ -110,8 +110,8 @@ func (t *keyTable) checkWith(c *keyCache, owned bool, g uint64, p *pd, sgl []rdm
 				r = &found
 			}
 		}
-		if r.pd != p || r.access&need != need || !r.covers(s.Addr, uint64(s.Length)) {
-			return rdma.SegmentError(r.pd == p, r.access, need, r.covers(s.Addr, uint64(s.Length)))
+		if err := rdma.SegmentError(r.pd == p, r.access, need, r.covers(s.Addr, uint64(s.Length))); err != nil {
+			return err
 		}
 	}
 	return nil
